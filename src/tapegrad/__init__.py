@@ -1,0 +1,38 @@
+"""tapegrad: tape-based reverse-mode automatic differentiation on NumPy, shaped like ``torch``.
+
+``import tapegrad as torch`` runs PyTorch-style code: tensors record the ops applied to them while
+grad mode is on, and ``backward()`` walks that tape in reverse to fill ``.grad`` of the leaves.
+"""
+from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, float64,  # noqa: A004
+                     get_default_dtype, half, int, int8, int16, int32, int64, long, promote_types,
+                     set_default_dtype, short, uint8)
+from ._size import Size
+from ._tensor import Tensor
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ._factories import *  # noqa: F401,F403
+from ._factories import __all__ as _factory_names
+from . import ops as _ops
+from . import autograd
+
+globals().update(_ops.PUBLIC)
+
+__version__ = "0.1.0"
+
+
+def result_type(tensor1, tensor2):
+    """The dtype torch would give an op on these two operands (Tensors or Python numbers)."""
+    from ._dtype import result_type as _rt
+    return _rt(tensor1, tensor2)
+
+
+def is_tensor(obj):
+    """True if ``obj`` is a tapegrad Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def __getattr__(name):
+    import importlib
+    if name in ("nn", "optim", "utils", "testing", "examples"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

@@ -1,0 +1,357 @@
+"""Tensor: a NumPy array plus the autograd state torch keeps on a tensor.
+
+Methods here are the thin ones that touch autograd state; every op (``exp``, ``sum``, ``__mul__``,
+...) is attached by ``tapegrad.ops`` from the single place it is declared.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype
+from .autograd.grad_mode import state as _grad_state
+from .autograd.graph import AccumulateGrad, add_hook
+
+__all__ = ["Tensor"]
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it.
+
+    Attributes: ``data`` (the ``np.ndarray`` holding the values), ``requires_grad``, ``grad``
+    (accumulated by backward on leaves), ``grad_fn`` (the Node that made it, None for leaves),
+    ``is_leaf``, ``dtype``, ``shape``. Make tensors with :func:`tapegrad.tensor` and the factories.
+    """
+
+    __slots__ = ("data", "requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_base",
+                 "_acc", "_extra", "__weakref__")
+
+    __array_priority__ = 1000  # numpy scalars/arrays on the left defer to our reflected dunders
+
+    def __init__(self, data=None, *, dtype=None, requires_grad=False):
+        from ._factories import _to_array
+        arr = _to_array([] if data is None else data, dtype)
+        _init(self, arr)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _dtype.from_numpy_dtype(self.data.dtype)
+
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self.data.shape)
+
+    def size(self, dim=None):
+        """``size()`` -> Size; ``size(dim)`` -> int (negative dims count from the end)."""
+        if dim is None:
+            return self.shape
+        return self.data.shape[_wrap_dim(dim, self.data.ndim, "size")]
+
+    def dim(self):
+        return self.data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return self.data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self.data.itemsize for s in self.data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self.data.ndim, "stride")]
+
+    def is_contiguous(self):
+        return self.data.flags.c_contiguous
+
+    def is_floating_point(self):
+        return self.data.dtype.kind == "f"
+
+    @property
+    def device(self):
+        return "cpu"
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_leaf(self):
+        """True for tensors not made by a recorded op (everything that does not require grad, and
+        tensors the user created with requires_grad=True)."""
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        vc = self._vc
+        return vc.v if vc is not None else 0
+
+    @property
+    def is_inference(self):
+        return self._extra is not None and self._extra.get("inference", False)
+
+    # ---- conversion ----------------------------------------------------------------------
+    def item(self):
+        """The value of a one-element tensor as a Python number (RuntimeError otherwise)."""
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+                               f"Scalar (item() needs exactly one element; shape is "
+                               f"{list(self.data.shape)})")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def numpy(self, *, force=False):
+        """The values as a NumPy array sharing memory (RuntimeError if it requires grad)."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead (detach() gives a tensor that "
+                               "shares the data but is not recorded on the tape).")
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is not None:
+            return self.data.astype(dtype, copy=False)
+        return self.data
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is "
+                               "ambiguous (use .any() or .all())")
+        return bool(self.data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce_ex__(self, proto):
+        raise TypeError("tapegrad tensors are not pickled; save them with tapegrad.save "
+                        "(np.savez underneath) or tensor.detach().numpy()")
+
+    def __repr__(self):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # ---- autograd state ------------------------------------------------------------------
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place on a leaf; returns self.
+
+        Raises RuntimeError for an integer/bool tensor (only floating tensors can require grad) and
+        for ``requires_grad_(False)`` on a non-leaf (detach() it instead)."""
+        if requires_grad and self.data.dtype.kind != "f":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(this one is {self.dtype}); convert it first, e.g. x.float()")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError(
+                f"you can only change requires_grad flags of leaf variables. If you want to use a "
+                f"computed variable in a subgraph that doesn't require differentiation use "
+                f"var_no_grad = var.detach(). (This tensor was made by {self.grad_fn.name()}.)")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self.retains_grad:
+            warnings.warn(
+                f"The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                f".grad attribute won't be populated during autograd.backward(). This tensor is a "
+                f"non-leaf because it was made by an op ({self.grad_fn.name()}) from a tensor that "
+                f"requires grad. If you indeed want the .grad field to be populated for a non-leaf "
+                f"Tensor, use .retain_grad() on the non-leaf Tensor. If you want a leaf, create it "
+                f"directly (e.g. tapegrad.randn(..., requires_grad=True), scaling inside no_grad()) "
+                f"or use .detach().requires_grad_().", UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.data.shape != self.data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: grad shape "
+                                   f"{list(value.data.shape)}, tensor shape {list(self.data.shape)}")
+            if value.data.dtype != self.data.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: grad is "
+                                   f"{value.dtype}, tensor is {self.dtype}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._extra is not None and self._extra.get("retains_grad", False)
+
+    def retain_grad(self):
+        """Make backward fill ``.grad`` of this non-leaf too (a no-op on leaves)."""
+        if self.grad_fn is None:
+            if not self.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self.retains_grad:
+            return
+        ex = self._extra_dict()
+        ex["retains_grad"] = True
+        fn = self.grad_fn
+        if fn._retain is None:
+            fn._retain = {}
+        fn._retain[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a
+        returned tensor replaces the gradient. Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            return add_hook(self._accumulator(), "_tensor_prehooks", hook)
+        fn = self.grad_fn
+        if fn._tensor_prehooks is None:
+            fn._tensor_prehooks = {}
+        per = fn._tensor_prehooks.get(self._output_nr)
+        if per is None:
+            from .autograd.graph import _HookDict
+            per = fn._tensor_prehooks[self._output_nr] = _HookDict()
+        from .autograd.graph import RemovableHandle
+        handle = RemovableHandle(per)
+        per[handle._key] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs on a leaf after its ``.grad`` was accumulated."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return add_hook(self._accumulator(), "_hooks", hook)
+
+    def _accumulator(self):
+        ref = self._acc
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return acc
+
+    def _extra_dict(self):
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    def detach(self):
+        """A tensor sharing this one's data and version counter, cut from the graph."""
+        from .autograd.graph import VersionCounter
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return _make(self.data, vc=vc)
+
+    def detach_(self):
+        """Cut this tensor from the graph in place (it becomes a leaf that does not require grad)."""
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+        ``gradient`` (same shape as self) is required unless self has one element.
+        ``retain_graph`` keeps the saved tensors for another backward (default: create_graph).
+        ``create_graph`` records the backward itself, for higher-order derivatives.
+        ``inputs`` limits accumulation to those tensors. Raises RuntimeError when self does not
+        require grad, when ``gradient`` is missing for a non-scalar, or when the graph was freed."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _init(t, arr, grad_fn=None, requires_grad=False, vc=None):
+    t.data = arr
+    t.requires_grad = requires_grad
+    t.grad_fn = grad_fn
+    t._output_nr = 0
+    t._grad = None
+    t._vc = vc
+    t._base = None
+    t._acc = None
+    t._extra = None if not _grad_state.inference else {"inference": True}
+
+
+_new = object.__new__
+
+
+def _make(arr, vc=None):
+    """Wrap an array as a fresh tensor (no copy); a NumPy scalar becomes a 0-d array."""
+    if type(arr) is not _ndarray:
+        arr = _asarray(arr)
+    t = _new(Tensor)
+    t.data = arr
+    t.requires_grad = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._vc = vc
+    t._base = None
+    t._acc = None
+    t._extra = None if not _grad_state.inference else {"inference": True}
+    return t
+
+
+def _wrap_dim(dim, ndim, op="op"):
+    """Normalise a possibly negative dim, raising IndexError like torch when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n

@@ -1,0 +1,281 @@
+"""The backward walk.
+
+1. Collect the nodes reachable from the roots (iteratively: no recursion limit) and count, for
+   each, how many edges lead into it. With ``inputs`` given, keep only nodes that lead to one.
+2. Run a ready queue ordered so the most recently created node runs first (as torch does);
+   gradients meeting at a node are summed in its input buffer before it runs.
+3. For each node: tensor hooks, retain_grad captures, prehooks, the node's backward, hooks, then
+   each gradient is checked against the input it belongs to (a broadcast input gets its gradient
+   summed back to its shape here, in one place; a dtype mismatch is cast) and passed along.
+4. Leaf gradients are *staged* and committed only when the whole walk succeeded, and saved tensors
+   are released only then: a backward that raises changes no ``.grad`` and frees nothing.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from .graph import AccumulateGrad
+from .grad_mode import state as _state
+
+__all__ = ["run_backward", "call_node"]
+
+
+def _collect(root_nodes, targets):
+    """Reachable nodes with their dependency counts; pruned to nodes leading to ``targets``."""
+    deps = {}
+    order = []
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for e in node._edges:
+            if e is None:
+                continue
+            nxt = e[0]
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    if targets is None:
+        return deps, None
+    # needed: a node that is a target or leads to one; children before parents in reversed order
+    needed = set()
+    for node in _postorder(root_nodes):
+        if node in targets:
+            needed.add(node)
+            continue
+        for e in node._edges:
+            if e is not None and e[0] is not None and e[0] in needed:
+                needed.add(node)
+                break
+    deps = {}
+    for node in needed:
+        for e in node._edges:
+            if e is not None and e[0] is not None and e[0] in needed:
+                deps[e[0]] = deps.get(e[0], 0) + 1
+    return deps, needed
+
+
+def _postorder(roots):
+    out = []
+    visited = set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            out.append(node)
+            continue
+        if node in visited:
+            continue
+        visited.add(node)
+        stack.append((node, True))
+        for e in node._edges:
+            if e is not None and e[0] is not None and e[0] not in visited:
+                stack.append((e[0], False))
+    return out
+
+
+def _reduce_to(g, shape, node, i):
+    """Sum a gradient back to the shape of an input that was broadcast (the one shared helper)."""
+    gshape = g.data.shape
+    lead = len(gshape) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:]))
+    if not ok:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got "
+            f"{list(gshape)} but expected shape compatible with {list(shape)}")
+    from ..ops.shape import sum_to_size
+    return sum_to_size(g, shape)
+
+
+def _check_grads(node, grads):
+    edges = node._edges
+    if type(grads) is not tuple:
+        grads = (grads,)
+    if len(grads) != len(edges):
+        # torch allows extra trailing Nones; anything else is an error naming the Function
+        if len(grads) > len(edges) and all(g is None for g in grads[len(edges):]):
+            grads = grads[:len(edges)]
+        else:
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients (expected "
+                f"{len(edges)}, got {len(grads)}): backward must return one gradient (or None) per "
+                f"argument of forward")
+    from .._tensor import Tensor
+    out = []
+    for i, (e, g) in enumerate(zip(edges, grads)):
+        if g is None or e is None or e[0] is None:
+            out.append(None)
+            continue
+        if type(g) is not Tensor:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"function {node.name()} returned a gradient of type "
+                                f"{type(g).__name__} at index {i}; expected a Tensor or None")
+        arr = g.data
+        if arr.shape != e[2]:
+            g = _reduce_to(g, e[2], node, i)
+        if arr.dtype != e[3]:
+            g = g.to(e[3])
+        out.append(g)
+    return out
+
+
+def call_node(node, grads):
+    """Run one node's backward on its output gradients; returns checked input gradients."""
+    if node._prehooks is not None:
+        for hook in list(node._prehooks.values()):
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if getattr(node, "_materialize", True) and node._out_meta is not None:
+        for k, g in enumerate(grads):
+            if g is None and node._out_meta[k] is not None:
+                from .._tensor import _make
+                shape, dt = node._out_meta[k]
+                grads[k] = _make(np.zeros(shape, dt))
+    result = _check_grads(node, node._run_backward(grads))
+    if node._hooks is not None:
+        for hook in list(node._hooks.values()):
+            r = hook(tuple(result), tuple(grads))
+            if r is not None:
+                result = list(r)
+    return result
+
+
+def _add(a, b):
+    return b if a is None else a + b
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True):
+    """Backpropagate ``root_grads`` from ``roots`` (lists of Tensors).
+
+    With ``accumulate`` (backward), leaf ``.grad`` is accumulated (only for ``inputs`` when given).
+    Without it (autograd.grad), returns the gradients of ``inputs`` (None where unreached).
+    """
+    root_nodes = []
+    buffers = {}
+    for t, g in zip(roots, root_grads):
+        node = t.grad_fn if t.grad_fn is not None else t._accumulator()
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._n_out
+            root_nodes.append(node)
+        buf[t._output_nr] = _add(buf[t._output_nr], g)
+
+    targets = captures = None
+    if inputs is not None:
+        targets = set()
+        captures = {}
+        for k, t in enumerate(inputs):
+            node = t.grad_fn if t.grad_fn is not None else t._accumulator()
+            targets.add(node)
+            captures.setdefault(node, []).append((t._output_nr, k, t))
+    deps, needed = _collect(root_nodes, targets)
+
+    heap = [(-n._seq, n) for n in root_nodes if deps.get(n, 0) == 0]
+    heapq.heapify(heap)
+    staged = []       # (tensor, grad) committed into .grad after success
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+    ran = []
+    prev_mode = _state.grad_enabled
+    _state.grad_enabled = create_graph
+    try:
+        while heap:
+            node = heapq.heappop(heap)[1]
+            grads = buffers.pop(node)
+            if node._tensor_prehooks is not None:
+                _run_tensor_prehooks(node, grads)
+            if node._retain is not None:
+                for nr, ref in node._retain.items():
+                    t = ref()
+                    if t is not None and grads[nr] is not None:
+                        staged.append((t, grads[nr]))
+            if captures is not None and node in captures:
+                for nr, k, t in captures[node]:
+                    captured[k] = grads[nr]
+                    if accumulate and node.__class__ is not AccumulateGrad and grads[nr] is not None:
+                        staged.append((t, grads[nr]))
+            if type(node) is AccumulateGrad:
+                if accumulate and (targets is None or node in targets) and grads[0] is not None:
+                    staged.append((node.variable, grads[0]))
+                continue
+            run = targets is None or any(
+                e is not None and e[0] is not None and e[0] in needed for e in node._edges)
+            if not run:
+                continue
+            if all(g is None for g in grads):
+                result = None
+            else:
+                ran.append(node)
+                result = call_node(node, grads)
+            for i, e in enumerate(node._edges):
+                if e is None:
+                    continue
+                nxt = e[0]
+                if nxt is None or (needed is not None and nxt not in needed):
+                    continue
+                g = result[i] if result is not None else None
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt._n_out
+                if g is not None:
+                    nr = e[1]
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heapq.heappush(heap, (-nxt._seq, nxt))
+    finally:
+        _state.grad_enabled = prev_mode
+    if accumulate:
+        _commit(staged, create_graph, root_grads)
+    if not retain_graph:
+        for node in ran:
+            if node._saved is not None:
+                node._saved = None
+                node._freed = True
+    return captured
+
+
+def _run_tensor_prehooks(node, grads):
+    for nr, hooks in node._tensor_prehooks.items():
+        if nr >= len(grads) or grads[nr] is None:
+            continue
+        for hook in list(hooks.values()):
+            r = hook(grads[nr])
+            if r is not None:
+                grads[nr] = r
+
+
+def _commit(staged, create_graph, root_grads):
+    from .._tensor import _make
+    # a gradient array may be shared (a pass-through node hands the same tensor to two inputs, or
+    # the user's `gradient` flows through unchanged); only an array seen once is stolen as .grad
+    seen = {id(g.data) for g in root_grads}
+    post = []
+    for t, g in staged:
+        if t._grad is None:
+            if create_graph:
+                t._grad = g
+            else:
+                arr = g.data
+                if id(arr) in seen or arr.base is not None or not arr.flags.writeable:
+                    arr = arr.copy()
+                seen.add(id(arr))
+                t._grad = _make(arr)
+        elif create_graph:
+            t._grad = t._grad + g
+        else:
+            t._grad.data += g.data
+        if t.grad_fn is None and t._acc is not None:
+            acc = t._acc()
+            if acc is not None and acc._hooks is not None:
+                post.append((acc, t))
+    for acc, t in post:
+        for hook in list(acc._hooks.values()):
+            hook(t)

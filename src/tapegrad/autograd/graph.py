@@ -1,0 +1,156 @@
+"""The recorded graph: Node (a tensor's ``grad_fn``), AccumulateGrad, saved tensors, hooks.
+
+A Node is made each time a differentiable op runs with an input that requires grad. It keeps one
+*edge* per forward argument (``None`` for an argument that is not a tensor, ``(None, 0)`` for a tensor
+that needs no gradient, ``(node, output_nr)`` otherwise) and the shape/dtype of each tensor input, so
+the engine can reduce a broadcast gradient and check it. Saved tensors are recorded with the version
+of their storage and the user's source line, so an in-place change is caught at backward with both
+places named.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import weakref
+
+_seq = itertools.count()
+_ACC_SEQ_BASE = 1 << 62  # AccumulateGrad runs as soon as it is ready, as in torch
+_acc_seq = itertools.count(_ACC_SEQ_BASE)
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame_summary() -> str:
+    """``file:line`` of the innermost frame outside the tapegrad package (for error messages)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    if f is None:
+        return "<unknown>"
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+class VersionCounter:
+    """One per storage, shared by a tensor, its views and ``detach()``. ``where`` keeps the frame of
+    the last in-place change (read only when an error message needs it)."""
+
+    __slots__ = ("v", "where")
+
+    def __init__(self):
+        self.v = 0
+        self.where = None
+
+
+class RemovableHandle:
+    """Returned by ``register_hook`` and friends; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_ref", "_key")
+    _next_id = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self._ref = weakref.ref(hooks) if hooks is not None else None
+        self._key = next(RemovableHandle._next_id)
+
+    def remove(self):
+        hooks = self._ref() if self._ref is not None else None
+        if hooks is not None:
+            hooks.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced by handles."""
+    __slots__ = ("__weakref__",)
+
+
+def add_hook(owner, attr: str, fn) -> RemovableHandle:
+    hooks = getattr(owner, attr)
+    if hooks is None:
+        hooks = _HookDict()
+        setattr(owner, attr, hooks)
+    handle = RemovableHandle(hooks)
+    hooks[handle._key] = fn
+    return handle
+
+
+class Node:
+    """A recorded op (``tensor.grad_fn``). Named as torch names it (``MulBackward0``).
+
+    ``next_functions`` gives, for each tensor input, ``(node, output_nr)``: the node that made it,
+    the ``AccumulateGrad`` of a leaf that requires grad, or ``(None, 0)``.
+    """
+
+    __slots__ = ("_edges", "_seq", "_saved", "_n_out", "_freed", "_hooks", "_prehooks",
+                 "_tensor_prehooks", "_retain", "_out_meta", "__dict__", "__weakref__")
+
+    _scalar_edges = 0  # leading argument positions shown in next_functions even when numbers
+
+    def __init__(self):
+        self._edges = ()
+        self._seq = next(_seq)
+        self._saved = None
+        self._n_out = 1
+        self._freed = False
+        self._hooks = None
+        self._prehooks = None
+        self._tensor_prehooks = None
+        self._retain = None
+        self._out_meta = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        n = self._scalar_edges
+        return tuple((e[0], e[1]) if e is not None else (None, 0)
+                     for i, e in enumerate(self._edges) if e is not None or i < n)
+
+    @property
+    def metadata(self) -> dict:
+        return self.__dict__.setdefault("_metadata", {})
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node computed its gradients; it may
+        return a replacement tuple of input gradients."""
+        return add_hook(self, "_hooks", fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return replacement grad_outputs."""
+        return add_hook(self, "_prehooks", fn)
+
+    def __call__(self, *grads):
+        from .engine import call_node
+        return call_node(self, list(grads))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node through which a leaf that requires grad receives its gradient."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self._edges = ()
+        self._seq = next(_acc_seq)
+        self._saved = None
+        self._n_out = 1
+        self._freed = False
+        self._hooks = None
+        self._prehooks = None
+        self._tensor_prehooks = None
+        self._retain = None
+        self._out_meta = None
+        self.variable = variable
+
+    @property
+    def next_functions(self):
+        return ()

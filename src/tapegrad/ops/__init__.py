@@ -1,0 +1,9 @@
+"""Every differentiable op: the only place derivatives live.
+
+Importing this package attaches each op to the ``tapegrad`` namespace and to ``Tensor`` through
+:func:`tapegrad.ops._registry.op`.
+"""
+from . import _registry  # noqa: F401
+from . import pointwise, reduction, shape, indexing, linalg, nn_ops  # noqa: F401
+
+PUBLIC = _registry.PUBLIC

@@ -1,0 +1,86 @@
+"""Small helpers shared by the op modules: operand promotion and dim handling."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _make, _wrap_dim  # noqa: F401
+
+_nd = np.ndarray
+_NUMBER_TYPES = (int, float, bool, np.number, np.bool_)
+
+
+def check_operand(x, op: str):
+    """Accept a Tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
+    if isinstance(x, Tensor) or isinstance(x, _NUMBER_TYPES):
+        return x
+    if isinstance(x, np.ndarray):
+        return _make(x)
+    raise TypeError(f"{op}(): expected a Tensor or a number as operand, got {type(x).__name__}")
+
+
+def promote(a, b):
+    """Cast array operands to torch's result dtype so NumPy computes in it.
+
+    Python numbers stay Python numbers (NumPy treats them as weak, like torch's wrapped scalars),
+    except where the number is of a higher category than the array (int tensor * 2.5).
+    """
+    if type(a) is _nd:
+        if type(b) is _nd:
+            if a.dtype is b.dtype:
+                return a, b
+        elif type(b) is float and a.dtype.kind == "f":
+            return a, b
+        elif type(b) is int and a.dtype.kind in "fiu":
+            return a, b
+    elif type(b) is _nd and type(a) is float and b.dtype.kind == "f":
+        return a, b
+    target = _dtype.result_type(a, b).np
+    if type(a) is _nd and a.dtype != target:
+        a = a.astype(target)
+    elif type(a) is not _nd:
+        a = _scalar(a, target)
+    if type(b) is _nd and b.dtype != target:
+        b = b.astype(target)
+    elif type(b) is not _nd:
+        b = _scalar(b, target)
+    return a, b
+
+
+def _scalar(v, target):
+    # a Python number of a lower category than the tensor (2 with a float tensor) stays weak
+    if isinstance(v, (bool, np.bool_)) and target.kind != "b":
+        return int(v) if target.kind in "iu" else float(v)
+    if isinstance(v, (int, np.integer)) and target.kind == "f":
+        return float(v)
+    return v
+
+
+def to_float(a):
+    """Integer/bool arrays become the default float dtype (torch's unary float ops do this)."""
+    if a.dtype.kind == "f":
+        return a
+    return a.astype(_dtype.get_default_dtype().np)
+
+
+def float_result(a, b):
+    """Promote for an op whose result is always floating (true division)."""
+    a, b = promote(a, b)
+    arr = a if type(a) is _nd else b
+    if arr.dtype.kind != "f":
+        f = _dtype.get_default_dtype().np
+        a = a.astype(f) if type(a) is _nd else float(a)
+        b = b.astype(f) if type(b) is _nd else float(b)
+    return a, b
+
+
+def dims(dim, ndim, op):
+    """Normalise ``dim`` (int, tuple, list or None) to a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        return (_wrap_dim(int(dim), ndim, op),)
+    out = tuple(sorted(_wrap_dim(int(d), ndim, op) for d in dim))
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{op}: dim {list(dim)} appears multiple times in the list of dims")
+    return out

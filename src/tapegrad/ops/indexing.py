@@ -1,0 +1,191 @@
+"""``tensor[index]``: basic indexing (ints, slices, None, Ellipsis) gives a view; advanced indexing
+(boolean masks, integer tensors/lists) gives a copy, as in torch.
+
+Derivatives (derivatives.yaml select/slice/index): the gradient is scattered into zeros of the
+input's shape at the indexed positions, *accumulating* where an integer index repeats.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import ArrayFunction
+from ._util import Tensor, _make
+
+_BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
+
+
+def _index_error(msg):
+    return IndexError(msg)
+
+
+def convert_index(index, shape):
+    """Turn a user index into a NumPy index; returns (np_index, basic, node_name)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    basic = True
+    for item in index:
+        if isinstance(item, Tensor):
+            arr = item.data
+            if arr.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
+                                 f"(got {item.dtype})")
+            if arr.ndim == 0 and arr.dtype.kind in "iu":
+                out.append(int(arr))
+                continue
+            out.append(arr)
+            basic = False
+        elif isinstance(item, (list, np.ndarray)):
+            arr = np.asarray(item)
+            if arr.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if arr.dtype == object:
+                raise IndexError("an index list must hold only integers or booleans")
+            out.append(arr if arr.size or arr.dtype == np.bool_ else arr.astype(np.int64))
+            basic = False
+        elif isinstance(item, (bool, np.bool_)):
+            out.append(bool(item))
+            basic = False
+        elif isinstance(item, _BASIC):
+            out.append(item)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {type(item).__name__})")
+    _check_bounds(out, shape)
+    idx = tuple(out)
+    if not basic:
+        return idx, False, "IndexBackward0"
+    name = None
+    for item in idx:
+        if isinstance(item, (int, np.integer)):
+            name = "SelectBackward0"
+        elif item is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(item, slice):
+            if name is None or item != slice(None):
+                name = "SliceBackward0"
+    return idx, True, name or "AliasBackward0"
+
+
+def _check_bounds(items, shape):
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis and not isinstance(i, bool)
+                   and not (isinstance(i, np.ndarray) and i.dtype == np.bool_))
+    consumed += sum(i.ndim for i in items if isinstance(i, np.ndarray) and i.dtype == np.bool_)
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    # walk dims to name the dim an out-of-range integer index hits
+    n_ell = sum(1 for i in items if i is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim += len(shape) - consumed
+            continue
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            for k in range(item.ndim):
+                if dim + k < len(shape) and item.shape[k] != shape[dim + k]:
+                    raise IndexError(
+                        f"The shape of the mask {list(item.shape)} at index {k} does not match the "
+                        f"shape of the indexed tensor {list(shape)} at index {dim + k}")
+            dim += item.ndim
+            continue
+        size = shape[dim]
+        if isinstance(item, (int, np.integer)):
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
+        elif isinstance(item, np.ndarray) and item.size:
+            if item.max() >= size or item.min() < -size:
+                bad = item.max() if item.max() >= size else item.min()
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        dim += 1
+
+
+class BasicIndex(ArrayFunction, name="SliceBackward0", view=True):
+    """x[ints, slices, None, ...]: a view. Derivative: grad written into zeros at the slice."""
+
+    @staticmethod
+    def forward(ctx, x, idx):
+        ctx.in_shape = x.shape
+        ctx.idx = idx
+        return x[idx]
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexScatter.apply(g, ctx.in_shape, ctx.idx), None
+
+
+class Select(BasicIndex, name="SelectBackward0", view=True):
+    pass
+
+
+class UnsqueezeIndex(BasicIndex, name="UnsqueezeBackward0", view=True):
+    pass
+
+
+class Alias(BasicIndex, name="AliasBackward0", view=True):
+    pass
+
+
+class AdvancedIndex(ArrayFunction, name="IndexBackward0"):
+    """x[mask] / x[int_tensor]: a copy. Derivative (derivatives.yaml index): zeros with grad
+    accumulated at the indices (repeated indices add up)."""
+
+    @staticmethod
+    def forward(ctx, x, idx):
+        ctx.in_shape = x.shape
+        ctx.idx = idx
+        return x[idx]
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexPutAccumulate.apply(g, ctx.in_shape, ctx.idx), None
+
+
+class IndexScatter(ArrayFunction, name="SliceScatterBackward0"):
+    """zeros(shape) with ``g`` written at a basic index. Derivative: the same index of the grad."""
+
+    @staticmethod
+    def forward(ctx, g, shape, idx):
+        ctx.idx = idx
+        z = np.zeros(shape, g.dtype)
+        z[idx] = g
+        return z
+
+    @staticmethod
+    def backward(ctx, gg):
+        return gg[ctx.idx], None, None
+
+
+class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0"):
+    """zeros(shape) with ``g`` added at an advanced index (np.add.at: repeats accumulate).
+    Derivative: the same index of the grad."""
+
+    @staticmethod
+    def forward(ctx, g, shape, idx):
+        ctx.idx = idx
+        z = np.zeros(shape, g.dtype)
+        np.add.at(z, idx, g)
+        return z
+
+    @staticmethod
+    def backward(ctx, gg):
+        return gg[ctx.idx], None, None
+
+
+_BY_NAME = {"SliceBackward0": BasicIndex, "SelectBackward0": Select,
+            "UnsqueezeBackward0": UnsqueezeIndex, "AliasBackward0": Alias}
+
+
+def getitem(self, index):
+    """``tensor[index]`` as in torch: ints, slices, None, Ellipsis, bool masks, integer tensors and
+    lists. IndexError (naming the dim and size) for an out-of-range index."""
+    idx, basic, name = convert_index(index, self.data.shape)
+    if basic:
+        return _BY_NAME[name].apply(self, idx)
+    return AdvancedIndex.apply(self, idx)
+
+
+Tensor.__getitem__ = getitem

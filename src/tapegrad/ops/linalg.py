@@ -1,0 +1,196 @@
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, addmm.
+
+Derivatives (derivatives.yaml mm/matmul): grad_a = grad @ b^T, grad_b = a^T @ grad; 1-D operands
+are treated as a row/column vector; broadcast batch dims are summed back by the engine.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import ArrayFunction
+from ._registry import op
+from ._util import Tensor, promote
+
+
+class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
+    """General matmul (batched / broadcast)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.matmul(*promote(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = a.data.ndim, b.data.ndim
+        ga = gb = None
+        if na == 1 and nb == 1:
+            return (g * b if ctx.needs(0) else None), (g * a if ctx.needs(1) else None)
+        if na == 1:
+            if ctx.needs(0):
+                ga = (g.unsqueeze(-2) @ b.mT).squeeze(-2)
+            if ctx.needs(1):
+                gb = a.unsqueeze(-1) * g.unsqueeze(-2)
+        elif nb == 1:
+            if ctx.needs(0):
+                ga = g.unsqueeze(-1) * b
+            if ctx.needs(1):
+                gb = (a.mT @ g.unsqueeze(-1)).squeeze(-1)
+        else:
+            if ctx.needs(0):
+                ga = g @ b.mT
+            if ctx.needs(1):
+                gb = a.mT @ g
+        return ga, gb
+
+
+class Mm(Matmul, name="MmBackward0"):
+    """2-D @ 2-D."""
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g @ b.t() if ctx.needs(0) else None), (a.t() @ g if ctx.needs(1) else None)
+
+
+class Mv(Matmul, name="MvBackward0"):
+    """2-D @ 1-D."""
+
+
+class Dot(Matmul, name="DotBackward0"):
+    """1-D @ 1-D."""
+
+
+class VecMat(Matmul, name="SqueezeBackward4"):
+    """1-D @ 2-D (torch records unsqueeze, mm, squeeze; the top node is SqueezeBackward4)."""
+
+
+class Bmm(Matmul, name="BmmBackward0"):
+    """3-D @ 3-D with equal batch."""
+
+
+def _check_matmul(a, b, name):
+    sa, sb = a.data.shape, b.data.shape
+    if not sa or not sb:
+        raise RuntimeError(f"both arguments to {name} need to be at least 1D, but they are "
+                           f"{len(sa)}D and {len(sb)}D")
+    ka = sa[-1]
+    kb = sb[0] if len(sb) == 1 else sb[-2]
+    if ka != kb:
+        if len(sa) == 2 and len(sb) == 2:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and "
+                               f"{sb[0]}x{sb[1]})")
+        raise RuntimeError(f"{name}: the inner dimensions do not match: input shapes "
+                           f"{list(sa)} and {list(sb)} (size {ka} vs {kb})")
+    if len(sa) > 2 and len(sb) > 2:
+        try:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
+        except ValueError:
+            raise RuntimeError(f"{name}: batch dimensions {list(sa[:-2])} and {list(sb[:-2])} of "
+                               f"shapes {list(sa)} and {list(sb)} cannot be broadcast") from None
+
+
+@op("matmul")
+def matmul(input, other):
+    """Matrix product with NumPy/torch semantics: 1-D·1-D dot, 2-D mm, 2-D·1-D mv, batched with
+    broadcast batch dims. RuntimeError naming both shapes when they do not fit."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(other).__name__}")
+    _check_matmul(input, other, "matmul")
+    na, nb = input.data.ndim, other.data.ndim
+    if na == 2 and nb == 2:
+        return Mm.apply(input, other)
+    if na == 1 and nb == 1:
+        return Dot.apply(input, other)
+    if na == 2 and nb == 1:
+        return Mv.apply(input, other)
+    if na == 1 and nb == 2:
+        return VecMat.apply(input, other)
+    return Matmul.apply(input, other)
+
+
+@op("mm")
+def mm(input, mat2):
+    """2-D @ 2-D (RuntimeError for other ranks)."""
+    if input.data.ndim != 2 or mat2.data.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got {input.data.ndim}-D and "
+                           f"{mat2.data.ndim}-D (use matmul for other ranks)")
+    _check_matmul(input, mat2, "mm")
+    return Mm.apply(input, mat2)
+
+
+@op("bmm")
+def bmm(input, mat2):
+    """Batched 3-D @ 3-D with equal batch sizes."""
+    if input.data.ndim != 3 or mat2.data.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got {input.data.ndim}-D and "
+                           f"{mat2.data.ndim}-D")
+    if input.data.shape[0] != mat2.data.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.data.shape[0]} and "
+                           f"{mat2.data.shape[0]}")
+    _check_matmul(input, mat2, "bmm")
+    return Bmm.apply(input, mat2)
+
+
+@op("mv")
+def mv(input, vec):
+    """2-D @ 1-D."""
+    if input.data.ndim != 2 or vec.data.ndim != 1:
+        raise RuntimeError("mv: expected a 2-D matrix and a 1-D vector")
+    _check_matmul(input, vec, "mv")
+    return Mv.apply(input, vec)
+
+
+@op("dot")
+def dot(input, other):
+    """1-D · 1-D inner product (0-d result)."""
+    if input.data.ndim != 1 or other.data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
+                           f"{other.data.ndim}D tensors")
+    _check_matmul(input, other, "dot")
+    return Dot.apply(input, other)
+
+
+class Addmm(ArrayFunction, name="AddmmBackward0"):
+    """bias + m1 @ m2 (what nn.Linear records for 2-D input). derivatives.yaml addmm:
+    self: grad (summed to bias's shape by the engine); mat1: grad @ mat2^T; mat2: mat1^T @ grad."""
+
+    @staticmethod
+    def forward(ctx, bias, m1, m2):
+        ctx.save_for_backward(m1, m2)
+        out = np.matmul(*promote(m1, m2))
+        out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        m1, m2 = ctx.saved_tensors
+        return (g if ctx.needs(0) else None,
+                g @ m2.t() if ctx.needs(1) else None,
+                m1.t() @ g if ctx.needs(2) else None)
+
+
+@op("addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """input + mat1 @ mat2 (beta/alpha other than 1 are applied as separate multiplications)."""
+    _check_matmul(mat1, mat2, "addmm")
+    if beta != 1 or alpha != 1:
+        return input * beta + Mm.apply(mat1, mat2) * alpha
+    return Addmm.apply(input, mat1, mat2)
+
+
+def _matmul_dunder(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(self, other)
+
+
+def _rmatmul_dunder(self, other):
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return matmul(other, self)
+
+
+Tensor.__matmul__ = _matmul_dunder
+Tensor.__rmatmul__ = _rmatmul_dunder

@@ -1,0 +1,809 @@
+"""Elementwise ops and their derivatives.
+
+Formulas follow PyTorch's ``tools/autograd/derivatives.yaml`` (cited per op). Broadcasting is not
+handled here: the engine sums a gradient back to its input's shape in one place.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.function import ArrayFunction
+from ._registry import op
+from ._util import Tensor, _make, check_operand, float_result, promote, to_float
+
+_nd = np.ndarray
+
+
+# ---- arithmetic ---------------------------------------------------------------------------------
+class Add(ArrayFunction, name="AddBackward0", scalar_edges=2):
+    """a + alpha * b. derivatives.yaml: self: grad; other: grad * alpha."""
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        a, b = promote(a, b)
+        if alpha != 1:
+            ctx.alpha = alpha
+            return a + b * alpha
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha = ctx.__dict__.get("alpha", 1)
+        return g, (g if alpha == 1 else g * alpha), None
+
+
+class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
+    """a - alpha * b. derivatives.yaml: self: grad; other: -grad * alpha."""
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        a, b = promote(a, b)
+        if np.result_type(a, b) == np.bool_:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+        if alpha != 1:
+            ctx.alpha = alpha
+            return a - b * alpha
+        return a - b
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha = ctx.__dict__.get("alpha", 1)
+        return g, (-g if alpha == 1 else g * -alpha), None
+
+
+class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=2):
+    """number - tensor (``2 - x``). derivatives.yaml rsub: self: -grad."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = promote(a, b)
+        return b - a
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g, None
+
+
+class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
+    """a * b. derivatives.yaml: self: grad * other; other: grad * self."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        a, b = promote(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g * b if ctx.needs(0) else None), (g * a if ctx.needs(1) else None)
+
+
+class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
+    """a / b (true division). derivatives.yaml: self: grad / other;
+    other: -grad * self / (other * other)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        a, b = float_result(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = g / b if ctx.needs(0) else None
+        gb = -g * a / (b * b) if ctx.needs(1) else None
+        return ga, gb
+
+
+class Neg(ArrayFunction, name="NegBackward0"):
+    """-x. derivatives.yaml: self: grad.neg()."""
+
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype == np.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        return np.negative(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Reciprocal(ArrayFunction, name="ReciprocalBackward0"):
+    """1 / x. derivatives.yaml: self: -grad * (result * result)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.reciprocal(to_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return -g * (y * y)
+
+
+class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
+    """x ** e for a number e. derivatives.yaml pow_backward: grad * e * x ** (e - 1)
+    (zero when e == 0)."""
+
+    @staticmethod
+    def forward(ctx, x, e):
+        ctx.exponent = e
+        ctx.save_for_backward(x)
+        x, e2 = promote(x, e)
+        if x.dtype.kind in "iu" and isinstance(e2, (int, np.integer)) and e2 < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return np.power(x, e2)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        e = ctx.exponent
+        if e == 0:
+            return g * 0.0, None
+        if e == 2:
+            return g * 2 * x, None
+        return g * e * x ** (e - 1), None
+
+
+class PowTensor(ArrayFunction, name="PowBackward1", scalar_edges=2):
+    """x ** y for tensors. derivatives.yaml: self: grad * y * x ** (y - 1);
+    exponent: grad * result * log(x), taken as 0 where x == 0 and y >= 0."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        r = np.power(*promote(x, y))
+        ctx.save_for_backward(x, y, r)
+        return r
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, r = ctx.saved_tensors
+        gx = gy = None
+        if ctx.needs(0):
+            gx = g * y * x ** (y - 1)
+        if ctx.needs(1):
+            zero = (x.data == 0) & (y.data >= 0)
+            gy = g * where(_make(zero), 0.0, r * log(x))
+        return gx, gy
+
+
+class RPow(ArrayFunction, name="PowBackward2", scalar_edges=2):
+    """number ** tensor. derivatives.yaml: exponent: grad * result * log(base), 0 where base == 0
+    and exponent >= 0."""
+
+    @staticmethod
+    def forward(ctx, y, base):
+        y2, b = promote(y, base)
+        r = np.power(b, y2)
+        if type(r) is not _nd:
+            r = np.asarray(r)
+        ctx.base = base
+        ctx.save_for_backward(y, r)
+        return r
+
+    @staticmethod
+    def backward(ctx, g):
+        y, r = ctx.saved_tensors
+        base = ctx.base
+        if base == 0:
+            # d/dy 0 ** y is taken as 0 where y >= 0 (derivatives.yaml), -inf * result elsewhere
+            return g * where(y >= 0, 0.0, r * float("-inf")), None
+        with np.errstate(invalid="ignore"):
+            lb = float(np.log(base)) if base > 0 else float("nan")
+        return g * r * lb, None
+
+
+# ---- unary math ---------------------------------------------------------------------------------
+class Exp(ArrayFunction, name="ExpBackward0"):
+    """e ** x. derivatives.yaml: self: grad * result."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp(to_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * y
+
+
+class Log(ArrayFunction, name="LogBackward0"):
+    """Natural log. derivatives.yaml: self: grad.div(self)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(to_float(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / x
+
+
+class Sqrt(ArrayFunction, name="SqrtBackward0"):
+    """Square root. derivatives.yaml: self: grad / (2 * result)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(invalid="ignore"):
+            y = np.sqrt(to_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g / (y * 2)
+
+
+class Abs(ArrayFunction, name="AbsBackward0"):
+    """|x|. derivatives.yaml: self: grad * self.sgn() (so abs'(0) = 0)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.abs(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * _make(np.sign(x.data))
+
+
+class Sin(ArrayFunction, name="SinBackward0"):
+    """sin x. derivatives.yaml: self: grad * self.cos()."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sin(to_float(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * cos(x)
+
+
+class Cos(ArrayFunction, name="CosBackward0"):
+    """cos x. derivatives.yaml: self: grad * -self.sin()."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cos(to_float(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return -g * sin(x)
+
+
+class Tanh(ArrayFunction, name="TanhBackward0"):
+    """tanh x. derivatives.yaml tanh_backward: grad * (1 - result ** 2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.tanh(to_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * (1 - y * y)
+
+
+class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
+    """1 / (1 + e ** -x), computed without overflow. derivatives.yaml sigmoid_backward:
+    grad * result * (1 - result)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x = to_float(x)
+        # exp of a non-positive number never overflows
+        e = np.exp(-np.abs(x))
+        y = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * (y * (1 - y))
+
+
+class Relu(ArrayFunction, name="ReluBackward0"):
+    """max(x, 0). derivatives.yaml threshold_backward: grad where result > 0, else 0
+    (so relu'(0) = 0)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.maximum(x, 0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * _make(y.data > 0)
+
+
+class Clamp(ArrayFunction, name="ClampBackward1"):
+    """clip(x, min, max) for numbers. derivatives.yaml clamp_backward:
+    grad where min <= x <= max, else 0."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x)
+        ctx.lo, ctx.hi = lo, hi
+        y = x
+        if lo is not None:
+            x2, lo = promote(x, lo)
+            y = np.maximum(x2, lo)
+        if hi is not None:
+            y2, hi = promote(y, hi)
+            y = np.minimum(y2, hi)
+        return y if y is not x else x.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        mask = np.ones(x.data.shape, bool)
+        if ctx.lo is not None:
+            mask &= x.data >= ctx.lo
+        if ctx.hi is not None:
+            mask &= x.data <= ctx.hi
+        return g * _make(mask), None, None
+
+
+class ClampTensor(ArrayFunction, name="ClampBackward0"):
+    """clip(x, min, max) with tensor bounds. derivatives.yaml: self: grad where within bounds;
+    min: grad where x < min; max: grad where x > max."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x, lo, hi)
+        y = x
+        if lo is not None:
+            y = np.maximum(*promote(y, lo))
+        if hi is not None:
+            y = np.minimum(*promote(y, hi))
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, lo, hi = ctx.saved_tensors
+        xd = x.data
+        inside = np.ones(xd.shape, bool)
+        glo = ghi = None
+        if lo is not None:
+            inside = inside & (xd >= _data(lo))
+            if ctx.needs(1):
+                glo = g * _make(xd < _data(lo))
+        if hi is not None:
+            inside = inside & (xd <= _data(hi))
+            if ctx.needs(2):
+                ghi = g * _make(xd > _data(hi))
+        return g * _make(inside), glo, ghi
+
+
+def _data(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+class Maximum(ArrayFunction, name="MaximumBackward0"):
+    """Elementwise max. derivatives.yaml: grad to the larger input, split evenly on ties."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.maximum(*promote(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _minmax_backward(ctx, g, np.greater)
+
+
+class Minimum(ArrayFunction, name="MinimumBackward0"):
+    """Elementwise min. derivatives.yaml: grad to the smaller input, split evenly on ties."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.minimum(*promote(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _minmax_backward(ctx, g, np.less)
+
+
+def _minmax_backward(ctx, g, wins):
+    a, b = ctx.saved_tensors
+    ad, bd = promote(a.data, b.data)
+    tie = ad == bd
+    share_a = np.where(tie, 0.5, wins(ad, bd).astype(float)).astype(g.data.dtype)
+    ga = g * _make(share_a) if ctx.needs(0) else None
+    gb = g * _make(np.where(tie, 0.5, 1.0 - share_a - 0.5 * tie).astype(g.data.dtype)) \
+        if ctx.needs(1) else None
+    return ga, gb
+
+
+class Where(ArrayFunction, name="WhereBackward0", scalar_edges=3):
+    """where(cond, a, b). derivatives.yaml: self: where(cond, grad, 0); other: where(cond, 0, grad).
+    ``cond`` is passed as an array so it is not an edge (torch shows no edge for it)."""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.cond = cond
+        a, b = promote(a, b)
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        c = _make(ctx.cond)
+        ga = where(c, g, 0.0) if ctx.needs(1) else None
+        gb = where(c, 0.0, g) if ctx.needs(2) else None
+        return None, ga, gb
+
+
+Where._backward_cls._scalar_edges = 0
+
+
+class ToCopy(ArrayFunction, name="ToCopyBackward0"):
+    """Cast to another dtype. derivatives.yaml _to_copy: grad cast back to self's dtype."""
+
+    @staticmethod
+    def forward(ctx, x, np_dtype):
+        ctx.src = x.dtype
+        return x.astype(np_dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(_dtype.from_numpy_dtype(ctx.src)), None
+
+
+# ---- public functions ---------------------------------------------------------------------------
+@op("add")
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, broadcasting; dtype by torch's promotion rules."""
+    other = check_operand(other, "add")
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return Add.apply(input, other) if alpha == 1 else Add.apply(input, other, alpha)
+
+
+@op("sub", aliases=("subtract",))
+def sub(input, other, *, alpha=1):
+    """input - alpha * other, broadcasting."""
+    other = check_operand(other, "sub")
+    if not isinstance(input, Tensor):
+        return Rsub.apply(other, input) if alpha == 1 else Rsub.apply(other * alpha, input)
+    return Sub.apply(input, other) if alpha == 1 else Sub.apply(input, other, alpha)
+
+
+@op("rsub")
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    other = check_operand(other, "rsub")
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    return Rsub.apply(input if alpha == 1 else input * alpha, other)
+
+
+@op("mul", aliases=("multiply",))
+def mul(input, other):
+    """input * other, broadcasting."""
+    other = check_operand(other, "mul")
+    if not isinstance(input, Tensor):
+        input, other = other, input
+    return Mul.apply(input, other)
+
+
+@op("div", aliases=("divide", "true_divide"))
+def div(input, other, *, rounding_mode=None):
+    """input / other (true division: integer inputs give the default float dtype).
+    ``rounding_mode`` 'trunc' or 'floor' gives a non-differentiable rounded quotient."""
+    other = check_operand(other, "div")
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                             f"found '{rounding_mode}'")
+        a, b = promote(_data(input), _data(other))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(np.true_divide(a, b))
+        return _make(np.asarray(q).astype(np.result_type(a, b), copy=False))
+    if not isinstance(input, Tensor):
+        return mul(reciprocal(other), input)
+    return Div.apply(input, other)
+
+
+@op("neg", aliases=("negative",))
+def neg(input):
+    """-input."""
+    return Neg.apply(input)
+
+
+@op("reciprocal")
+def reciprocal(input):
+    """1 / input (floating result)."""
+    return Reciprocal.apply(input)
+
+
+@op("pow")
+def pow(input, exponent):  # noqa: A001 - torch's name
+    """input ** exponent: tensor ** number (PowBackward0), tensor ** tensor (PowBackward1),
+    number ** tensor (PowBackward2)."""
+    exponent = check_operand(exponent, "pow")
+    if not isinstance(input, Tensor):
+        return RPow.apply(exponent, input)
+    if isinstance(exponent, Tensor):
+        return PowTensor.apply(input, exponent)
+    return PowScalar.apply(input, exponent)
+
+
+@op("square")
+def square(input):
+    """input ** 2."""
+    return PowScalar.apply(input, 2)
+
+
+def _unary(name, F, doc):
+    def f(input):
+        return F.apply(input)
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = doc
+    return op(name)(f)
+
+
+exp = _unary("exp", Exp, "e ** input, elementwise (floating result). Derivative: grad * result.")
+log = _unary("log", Log, "Natural logarithm (log of a negative is nan, of 0 is -inf).")
+sqrt = _unary("sqrt", Sqrt, "Square root (nan for negatives). Derivative: grad / (2 result).")
+abs = _unary("abs", Abs, "Absolute value; abs'(0) = 0 as in torch.")  # noqa: A001
+sin = _unary("sin", Sin, "Sine.")
+cos = _unary("cos", Cos, "Cosine.")
+tanh = _unary("tanh", Tanh, "Hyperbolic tangent. Derivative: grad * (1 - result ** 2).")
+sigmoid = _unary("sigmoid", Sigmoid, "Logistic sigmoid, stable for large |x|.")
+relu = _unary("relu", Relu, "max(input, 0); relu'(0) = 0 as in torch.")
+op("absolute")(abs)
+
+
+@op("clamp", aliases=("clip",))
+def clamp(input, min=None, max=None):  # noqa: A002
+    """Clip into [min, max] (numbers or tensors; either may be None, not both).
+    Gradient passes where min <= input <= max (inclusive, as torch)."""
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return ClampTensor.apply(input, min, max)
+    return Clamp.apply(input, min, max)
+
+
+@op("clamp_min", method=True)
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min=min)
+
+
+@op("clamp_max", method=True)
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, max=max)
+
+
+@op("maximum")
+def maximum(input, other):
+    """Elementwise maximum of two tensors; gradient split evenly on ties."""
+    return Maximum.apply(input, check_operand(other, "maximum"))
+
+
+@op("minimum")
+def minimum(input, other):
+    """Elementwise minimum of two tensors; gradient split evenly on ties."""
+    return Minimum.apply(input, check_operand(other, "minimum"))
+
+
+@op("where")
+def where(condition, input=None, other=None):
+    """``where(cond, a, b)``: a where cond else b (a, b tensors or numbers). ``where(cond)``
+    alone returns the indices of nonzero elements, as torch."""
+    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    if input is None and other is None:
+        return tuple(_make(i.astype(np.int64)) for i in np.nonzero(cond))
+    if cond.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {_dtype.from_numpy_dtype(cond.dtype)}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        a, b = promote(input, other)
+        return _make(np.where(cond, a, b))
+    return Where.apply(cond, check_operand(input, "where"), check_operand(other, "where"))
+
+
+def _to(self, *args, **kwargs):
+    """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
+    changes). Recorded as ToCopyBackward0."""
+    dt = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, Tensor):
+            dt = a.dtype
+        elif isinstance(a, _dtype.dtype) or a in (float, int, bool):
+            dt = a
+        elif isinstance(a, str) or a is None:
+            if a not in (None, "cpu"):
+                raise RuntimeError(f"to(): device '{a}' is not available: tapegrad runs on the CPU")
+    dev = kwargs.get("device")
+    if dev not in (None, "cpu"):
+        raise RuntimeError(f"to(): device '{dev}' is not available: tapegrad runs on the CPU")
+    if dt is None:
+        return self.clone() if copy else self
+    dt = _dtype.to_dtype(dt)
+    if dt.np == self.data.dtype and not copy:
+        return self
+    if self.requires_grad and not dt.is_floating_point:
+        return _make(self.data.astype(dt.np))
+    return ToCopy.apply(self, dt.np)
+
+
+Tensor.to = _to
+for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                   ("long", _dtype.int64), ("int", _dtype.int32), ("short", _dtype.int16),
+                   ("bool", _dtype.bool), ("byte", _dtype.uint8), ("char", _dtype.int8)):
+    def _cast(self, _dt=_dt):
+        return _to(self, _dt)
+    _cast.__name__ = _name
+    _cast.__doc__ = f"self.to(tapegrad.{_dt.name})"
+    setattr(Tensor, _name, _cast)
+
+
+def _type_as(self, other):
+    return _to(self, other.dtype)
+
+
+Tensor.type_as = _type_as
+
+
+# ---- comparisons and logic (no gradient) ----------------------------------------------------------
+def _cmp(name, ufunc):
+    def f(input, other):
+        other = check_operand(other, name)
+        a, b = promote(_data(input), _data(other))
+        return _make(np.asarray(ufunc(a, b)))
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` comparison; a bool tensor with no gradient."
+    return op(name)(f)
+
+
+eq = _cmp("eq", np.equal)
+ne = _cmp("ne", np.not_equal)
+lt = _cmp("lt", np.less)
+le = _cmp("le", np.less_equal)
+gt = _cmp("gt", np.greater)
+ge = _cmp("ge", np.greater_equal)
+logical_and = _cmp("logical_and", np.logical_and)
+logical_or = _cmp("logical_or", np.logical_or)
+logical_xor = _cmp("logical_xor", np.logical_xor)
+
+
+@op("logical_not")
+def logical_not(input):
+    """Elementwise not; a bool tensor."""
+    return _make(np.logical_not(input.data))
+
+
+@op("isnan")
+def isnan(input):
+    return _make(np.isnan(input.data))
+
+
+@op("isfinite")
+def isfinite(input):
+    return _make(np.isfinite(input.data))
+
+
+@op("equal")
+def equal(input, other):
+    """True if both tensors have the same shape and elements (a Python bool)."""
+    return input.data.shape == other.data.shape and bool(np.all(input.data == other.data))
+
+
+@op("allclose")
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@op("sign")
+def sign(input):
+    """Elementwise sign (-1, 0, 1); its gradient is zero, as torch's SignBackward0."""
+    return _make(np.sign(input.data))
+
+
+# ---- dunders ------------------------------------------------------------------------------------
+_OPERAND = (Tensor, int, float, bool, np.number, np.bool_)
+
+
+def _dunder(fn, reflected=False):
+    def method(self, other):
+        t = type(other)
+        if t is not Tensor and t is not float and t is not int:
+            if isinstance(other, np.ndarray):
+                other = _make(other)
+            elif not isinstance(other, _OPERAND):
+                return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+    return method
+
+
+def _add_fast(self, other):
+    t = type(other)
+    if t is not Tensor and t is not float and t is not int:
+        if isinstance(other, np.ndarray):
+            other = _make(other)
+        elif not isinstance(other, _OPERAND):
+            return NotImplemented
+    return Add.apply(self, other)
+
+
+def _mul_fast(self, other):
+    t = type(other)
+    if t is not Tensor and t is not float and t is not int:
+        if isinstance(other, np.ndarray):
+            other = _make(other)
+        elif not isinstance(other, _OPERAND):
+            return NotImplemented
+    return Mul.apply(self, other)
+
+
+Tensor.__add__ = Tensor.__radd__ = _add_fast
+Tensor.__mul__ = Tensor.__rmul__ = _mul_fast
+Tensor.__sub__ = _dunder(sub)
+Tensor.__rsub__ = _dunder(sub, reflected=True)
+Tensor.__truediv__ = _dunder(div)
+Tensor.__rtruediv__ = _dunder(div, reflected=True)
+Tensor.__pow__ = _dunder(pow)
+Tensor.__rpow__ = _dunder(pow, reflected=True)
+Tensor.__neg__ = neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = abs
+Tensor.__eq__ = _dunder(eq)
+Tensor.__ne__ = _dunder(ne)
+Tensor.__lt__ = _dunder(lt)
+Tensor.__le__ = _dunder(le)
+Tensor.__gt__ = _dunder(gt)
+Tensor.__ge__ = _dunder(ge)
+
+
+def _bitwise(ufunc, name):
+    def f(self, other):
+        if not isinstance(other, _OPERAND):
+            return NotImplemented
+        a, b = promote(_data(self), _data(other))
+        if np.result_type(a, b).kind == "f":
+            raise RuntimeError(f"\"{name}\" is not implemented for floating-point tensors")
+        return _make(np.asarray(ufunc(a, b)))
+    return f
+
+
+Tensor.__and__ = Tensor.__rand__ = _bitwise(np.bitwise_and, "bitwise_and")
+Tensor.__or__ = Tensor.__ror__ = _bitwise(np.bitwise_or, "bitwise_or")
+Tensor.__xor__ = Tensor.__rxor__ = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def _invert(self):
+    if self.data.dtype.kind == "f":
+        raise RuntimeError("\"bitwise_not\" is not implemented for floating-point tensors")
+    return _make(np.invert(self.data))
+
+
+Tensor.__invert__ = _invert

@@ -1,0 +1,510 @@
+"""Shape ops: views (reshape, transpose, permute, squeeze, unsqueeze, expand), cat, stack, clone.
+
+A view's output shares its input's storage and version counter (``view=True``), as in torch.
+Derivatives are the inverse shape op (derivatives.yaml: view -> reshape back, permute -> inverse
+permute, expand -> sum_to_size, cat -> slices, stack -> unbind).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.function import ArrayFunction
+from ._registry import op
+from ._util import Tensor, _make, _wrap_dim, dims
+
+
+def _shape_arg(shape, fn):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    out = []
+    for s in shape:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found element of "
+                            f"type {type(s).__name__}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def infer_shape(shape, numel, fn):
+    """Resolve one -1 in ``shape`` against ``numel`` (RuntimeError as torch when impossible)."""
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError(f"{fn}: only one dimension can be inferred (got shape {list(shape)})")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"{fn}: invalid shape dimension {min(shape)} in {list(shape)}")
+    known = math.prod(s for s in shape if s != -1)
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+class View(ArrayFunction, name="ViewBackward0", view=True):
+    """Reshape without copying. derivatives.yaml: grad.reshape(self.sizes())."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return x.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None
+
+
+class UnsafeView(ArrayFunction, name="UnsafeViewBackward0"):
+    """Reshape that had to copy (non-contiguous input). derivatives.yaml: grad.reshape(self.sizes())."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return np.reshape(x, shape).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None
+
+
+@op("reshape")
+def reshape(input, *shape):
+    """Same values in a new shape (one dim may be -1). A view when the input is contiguous,
+    a copy otherwise. RuntimeError when the element count does not match."""
+    shape = infer_shape(_shape_arg(shape, "reshape"), input.data.size, "reshape")
+    if input.data.flags.c_contiguous:
+        return View.apply(input, shape)
+    return UnsafeView.apply(input, shape)
+
+
+def view(input, *shape):
+    """A view with a new shape; RuntimeError (use reshape) when the strides do not allow one.
+    ``view(dtype)`` is not supported."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        raise NotImplementedError("view(dtype) is not supported by tapegrad")
+    shape = infer_shape(_shape_arg(shape, "view"), input.data.size, "view")
+    probe = input.data.view()
+    try:
+        probe.shape = shape
+    except AttributeError:
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least one dimension "
+            f"spans across two contiguous subspaces): input shape {list(input.data.shape)} is not "
+            f"contiguous, so it cannot be viewed as {list(shape)}. Use .reshape(...) instead.") from None
+    return View.apply(input, shape)
+
+
+Tensor.view = view
+
+
+@op("flatten")
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one (returns the input itself when nothing changes)."""
+    nd = input.data.ndim
+    if nd == 0:
+        return reshape(input, 1)
+    s = _wrap_dim(start_dim, nd, "flatten")
+    e = _wrap_dim(end_dim, nd, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shp = input.data.shape
+    return reshape(input, shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
+
+
+@op("unflatten")
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.data.ndim, "unflatten")
+    shp = input.data.shape
+    sizes = infer_shape(tuple(sizes), shp[d], "unflatten")
+    return reshape(input, shp[:d] + sizes + shp[d + 1:])
+
+
+class Permute(ArrayFunction, name="PermuteBackward0", view=True):
+    """Reorder dims. derivatives.yaml: permute_backwards (the inverse permutation)."""
+
+    @staticmethod
+    def forward(ctx, x, perm):
+        ctx.perm = perm
+        return x.transpose(perm)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.permute(tuple(np.argsort(ctx.perm).tolist())), None
+
+
+class Transpose(ArrayFunction, name="TransposeBackward0", view=True):
+    """Swap two dims. derivatives.yaml: grad.transpose(dim0, dim1)."""
+
+    @staticmethod
+    def forward(ctx, x, d0, d1):
+        ctx.d = (d0, d1)
+        return x.swapaxes(d0, d1)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.transpose(*ctx.d), None, None
+
+
+class T(ArrayFunction, name="TBackward0", view=True):
+    """Transpose of a <= 2-D tensor. derivatives.yaml: grad.t()."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.T
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.t()
+
+
+@op("permute")
+def permute(input, *dims_):
+    """Reorder the dims (a view). RuntimeError unless ``dims`` is a permutation of range(ndim)."""
+    perm = _shape_arg(dims_, "permute")
+    nd = input.data.ndim
+    if len(perm) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
+                           f"match the length of the desired ordering of dimensions i.e. input.dim() "
+                           f"= {nd} is not equal to len(dims) = {len(perm)}")
+    perm = tuple(_wrap_dim(p, nd, "permute") for p in perm)
+    if len(set(perm)) != nd:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims_)})")
+    return Permute.apply(input, perm)
+
+
+@op("transpose", aliases=("swapaxes", "swapdims"))
+def transpose(input, dim0, dim1):
+    """Swap dims ``dim0`` and ``dim1`` (a view; negative dims allowed)."""
+    nd = input.data.ndim
+    d0 = _wrap_dim(dim0, nd, "transpose")
+    d1 = _wrap_dim(dim1, nd, "transpose")
+    return Transpose.apply(input, d0, d1)
+
+
+@op("t")
+def t(input):
+    """Transpose a 2-D tensor (0-D and 1-D are returned as a view unchanged)."""
+    if input.data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.data.ndim}D")
+    return T.apply(input)
+
+
+def _T(self):
+    nd = self.data.ndim
+    if nd < 2:
+        return self
+    return Permute.apply(self, tuple(range(nd - 1, -1, -1)))
+
+
+def _mT(self):
+    if self.data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.data.ndim}-D tensor.")
+    return Transpose.apply(self, self.data.ndim - 2, self.data.ndim - 1)
+
+
+Tensor.T = property(_T, doc="All dims reversed (a view); PermuteBackward0 as in torch.")
+Tensor.mT = property(_mT, doc="The last two dims swapped (a view).")
+
+
+class Squeeze(ArrayFunction, name="SqueezeBackward0", view=True):
+    """Drop size-1 dims. derivatives.yaml: unsqueeze back to self.sizes()."""
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        ctx.in_shape = x.shape
+        return x.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None
+
+
+class SqueezeDim(Squeeze, name="SqueezeBackward1", view=True):
+    pass
+
+
+class SqueezeDims(Squeeze, name="SqueezeBackward2", view=True):
+    pass
+
+
+@op("squeeze")
+def squeeze(input, dim=None):
+    """Remove dims of size 1 (all, or only ``dim``: an int or a tuple)."""
+    shp = input.data.shape
+    if dim is None:
+        return Squeeze.apply(input, tuple(i for i, s in enumerate(shp) if s == 1))
+    ds = dims(dim, len(shp), "squeeze") if shp else ()
+    F = SqueezeDim if isinstance(dim, (int, np.integer)) else SqueezeDims
+    return F.apply(input, tuple(d for d in ds if shp[d] == 1))
+
+
+class Unsqueeze(ArrayFunction, name="UnsqueezeBackward0", view=True):
+    """Insert a size-1 dim. derivatives.yaml: grad.squeeze(dim)."""
+
+    @staticmethod
+    def forward(ctx, x, d):
+        ctx.d = d
+        return np.expand_dims(x, d)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.squeeze(ctx.d), None
+
+
+@op("unsqueeze")
+def unsqueeze(input, dim):
+    """Insert a dim of size 1 at ``dim`` (in range [-ndim-1, ndim])."""
+    d = _wrap_dim(dim, input.data.ndim + 1, "unsqueeze")
+    return Unsqueeze.apply(input, d)
+
+
+class Expand(ArrayFunction, name="ExpandBackward0", view=True):
+    """Broadcast to a larger shape without copying. derivatives.yaml: grad.sum_to_size(self)."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return sum_to_size(g, ctx.in_shape), None
+
+
+@op("expand")
+def expand(input, *sizes):
+    """Broadcast singleton dims to ``sizes`` (-1 keeps a dim); a read-only view, no copy."""
+    sizes = _shape_arg(sizes, "expand")
+    shp = input.data.shape
+    if len(sizes) < len(shp):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({len(shp)})")
+    lead = len(sizes) - len(shp)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension "
+                                   f"(sizes {list(sizes)})")
+            target.append(s)
+            continue
+        cur = shp[i - lead]
+        if s == -1:
+            s = cur
+        if cur != s and cur != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(shp)}")
+        target.append(s)
+    return Expand.apply(input, tuple(target))
+
+
+def _expand_as(self, other):
+    return expand(self, other.data.shape)
+
+
+Tensor.expand_as = _expand_as
+
+
+@op("broadcast_to")
+def broadcast_to(input, size):
+    return expand(input, tuple(size))
+
+
+class SumToSize(ArrayFunction, name="SumBackward1"):
+    """Sum a broadcast gradient back to ``shape``. Derivative: expand back (derivatives.yaml
+    sum_to_size)."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        lead = x.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+        out = x.sum(axis=axes) if axes else x
+        return out.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.expand(ctx.in_shape), None
+
+
+def sum_to_size(input, *shape):
+    """Sum ``input`` down to ``shape`` (which it must broadcast from)."""
+    shape = _shape_arg(shape, "sum_to_size")
+    if tuple(input.data.shape) == shape:
+        return input
+    return SumToSize.apply(input, shape)
+
+
+Tensor.sum_to_size = sum_to_size
+
+
+class Clone(ArrayFunction, name="CloneBackward0"):
+    """A copy. derivatives.yaml: grad."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.array(x, copy=True, order="C")
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+@op("clone")
+def clone(input, *, memory_format=None):
+    """A copy with its own storage; recorded as CloneBackward0, so gradients flow through it."""
+    return Clone.apply(input)
+
+
+def contiguous(self, memory_format=None):
+    """self if already C-contiguous, else a contiguous copy (CloneBackward0)."""
+    if self.data.flags.c_contiguous:
+        return self
+    return Clone.apply(self)
+
+
+Tensor.contiguous = contiguous
+
+
+def _promote_all(arrays, op_name):
+    if not arrays:
+        raise RuntimeError(f"{op_name}(): expected a non-empty list of Tensors")
+    target = arrays[0].dtype
+    for a in arrays[1:]:
+        if a.dtype != target:
+            target = _dtype.promote_types(_dtype.from_numpy_dtype(target),
+                                          _dtype.from_numpy_dtype(a.dtype)).np
+    return [a if a.dtype == target else a.astype(target) for a in arrays]
+
+
+class Cat(ArrayFunction, name="CatBackward0"):
+    """Join along an existing dim. derivatives.yaml: the matching slice of grad for each input.
+    Arguments: the tensors, then the (non-negative) dim."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        arrays, d = list(args[:-1]), args[-1]
+        ctx.d = d
+        ctx.sizes = [a.shape[d] if a.ndim else 0 for a in arrays]
+        kept = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or arrays[:1]
+        return np.concatenate(_promote_all(kept, "cat"), axis=d)
+
+    @staticmethod
+    def backward(ctx, g):
+        out = []
+        start = 0
+        d = ctx.d
+        for n in ctx.sizes:
+            idx = (slice(None),) * d + (slice(start, start + n),)
+            out.append(g[idx] if n or g.data.ndim > d else None)
+            start += n
+        return (*out, None)
+
+
+@op("cat", method=False, aliases=("concat", "concatenate"))
+def cat(tensors, dim=0):
+    """Concatenate along ``dim``; every other dim must match (RuntimeError naming both sizes).
+    1-D empty tensors are skipped, as in torch."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    ref = next((x for x in tensors if not (x.data.ndim == 1 and x.data.shape[0] == 0)), tensors[0])
+    nd = ref.data.ndim
+    if nd == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, nd, "cat")
+    for i, x in enumerate(tensors):
+        if x.data.ndim == 1 and x.data.shape[0] == 0:
+            continue
+        if x.data.ndim != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and "
+                               f"{x.data.ndim}")
+        for k in range(nd):
+            if k != d and x.data.shape[k] != ref.data.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.data.shape[k]} but got size {x.data.shape[k]} for tensor number {i} in "
+                    f"the list.")
+    return Cat.apply(*tensors, d)
+
+
+class Stack(ArrayFunction, name="StackBackward0"):
+    """Join along a new dim. derivatives.yaml: grad.unbind(dim)."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        arrays, d = list(args[:-1]), args[-1]
+        ctx.d = d
+        return np.stack(_promote_all(arrays, "stack"), axis=d)
+
+    @staticmethod
+    def backward(ctx, g):
+        n = g.data.shape[ctx.d]
+        idx = (slice(None),) * ctx.d
+        return (*(g[idx + (i,)] for i in range(n)), None)
+
+
+@op("stack", method=False)
+def stack(tensors, dim=0):
+    """Stack equal-shaped tensors along a new dim ``dim`` (RuntimeError naming shapes otherwise)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shp = tensors[0].data.shape
+    for i, x in enumerate(tensors):
+        if x.data.shape != shp:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at "
+                               f"entry 0 and {list(x.data.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shp) + 1, "stack")
+    return Stack.apply(*tensors, d)
+
+
+@op("unbind")
+def unbind(input, dim=0):
+    """Split into a tuple of slices along ``dim`` (each a SelectBackward0 view)."""
+    d = _wrap_dim(dim, input.data.ndim, "unbind")
+    idx = (slice(None),) * d
+    return tuple(input[idx + (i,)] for i in range(input.data.shape[d]))
+
+
+@op("split")
+def split(tensor, split_size_or_sections, dim=0):
+    """Split into chunks of ``split_size`` (last may be smaller) or of the given section sizes."""
+    d = _wrap_dim(dim, tensor.data.ndim, "split")
+    n = tensor.data.shape[d]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        s = int(split_size_or_sections)
+        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    out, start = [], 0
+    idx = (slice(None),) * d
+    for s in sizes:
+        out.append(tensor[idx + (slice(start, start + s),)])
+        start += s
+    return tuple(out)
+
+
+@op("chunk")
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` nearly equal pieces along ``dim``."""
+    d = _wrap_dim(dim, input.data.ndim, "chunk")
+    n = input.data.shape[d]
+    size = -(-n // chunks) if n else 0
+    return split(input, size, d) if size else (input,)
