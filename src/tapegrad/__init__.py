@@ -8,6 +8,7 @@ from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, flo
                      set_default_dtype, short, uint8)
 from ._size import Size
 from ._tensor import Tensor
+from ._tensor_str import get_printoptions, set_printoptions
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._factories import *  # noqa: F401,F403

@@ -1,26 +1,1065 @@
-"""Tensor factories (placeholder until the factories land)."""
+"""Tensor factories and random number generators, shaped like torch's.
+
+Every factory returns a fresh leaf :class:`~tapegrad.Tensor` on the CPU and takes the keyword
+arguments torch's does: ``dtype=None`` (a tapegrad dtype, a NumPy dtype or a Python type),
+``device=None`` (only ``None`` or ``'cpu'``: anything else raises RuntimeError, tapegrad has no other
+device) and ``requires_grad=False`` (``True`` on an integer or bool result raises RuntimeError).
+
+Dtype inference follows ``torch.tensor``: Python floats give the default dtype (float32 unless
+:func:`tapegrad.set_default_dtype` changed it), Python ints int64, bools bool; NumPy arrays, NumPy
+scalars and tensors keep their dtype; a sequence gets the promotion of all its elements.
+
+Random factories draw from a :class:`Generator` (``generator=None`` means :data:`default_generator`).
+A Generator wraps NumPy's ``Generator(PCG64(seed))``: the streams differ from torch's, but the same
+seed always gives the same numbers. Like torch, every generator starts from the seed
+67280421310721, so a program that never seeds is still reproducible.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import os
+import warnings
+
 import numpy as np
 
 from . import _dtype
-from ._tensor import _make
+from ._tensor import Tensor, _make
 
-__all__ = ["tensor"]
+__all__ = [
+    "tensor", "as_tensor", "from_numpy",
+    "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
+    "zeros_like", "ones_like", "empty_like", "full_like",
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+    "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+    "get_rng_state", "set_rng_state",
+]
+
+_builtin_float, _builtin_int, _builtin_bool = _dtype.builtins_float, _dtype.builtins_int, \
+    _dtype.builtins_bool
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------------------------
+
+_SUPPORTED_NP = {d.np: d for d in _dtype._ALL}        # exactly the dtypes a tapegrad Tensor holds
+_SUPPORTED_NAMES = ", ".join(d.name for d in _dtype._ALL)
 
 
-def _to_array(data, dtype=None):
-    arr = np.asarray(data)
-    if dtype is None:
-        if arr.dtype.kind == "f" and not isinstance(data, np.ndarray):
-            arr = arr.astype(_dtype.get_default_dtype().np)
-        elif arr.dtype.kind in "iu" and not isinstance(data, np.ndarray):
-            arr = arr.astype(np.int64)
-    else:
-        arr = arr.astype(_dtype.to_dtype(dtype).np)
-    return np.array(arr)
+def _np_dtype_to_tg(npd, *, for_sharing=False):
+    """tapegrad dtype for NumPy dtype ``npd``.
+
+    uint16/uint32/uint64 map to int64 (tapegrad has no wide unsigned types) unless ``for_sharing``
+    (from_numpy cannot convert without copying). TypeError for everything else torch rejects or
+    tapegrad lacks (object, str, complex, datetime, longdouble, ...)."""
+    d = _SUPPORTED_NP.get(npd)
+    if d is not None:
+        return d
+    npd = np.dtype(npd)
+    if npd.byteorder not in "=|":  # non-native byte order: same kind, native order
+        d = _SUPPORTED_NP.get(npd.newbyteorder("="))
+        if d is not None:
+            return d
+    if npd.kind == "u" and not for_sharing:
+        return _dtype.int64
+    extra = ""
+    if npd.kind == "c":
+        extra = " (tapegrad has no complex dtypes)"
+    elif npd.kind == "u":
+        extra = (" (tapegrad has no uint16/uint32/uint64; convert first, e.g. "
+                 "arr.astype(np.int64))")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{npd.type.__name__} ({npd}){extra}. "
+                    f"The only supported types are: {_SUPPORTED_NAMES}.")
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
-    t = _make(_to_array(data, dtype))
+def _resolve_dtype(dtype):
+    return None if dtype is None else _dtype.to_dtype(dtype)
+
+
+def _check_device(device, name="tensor"):
+    """Accept None, 'cpu', 'cpu:N' or a device object whose ``type`` is 'cpu'; RuntimeError else."""
+    if device is None:
+        return
+    kind = getattr(device, "type", device)
+    if isinstance(kind, str):
+        base, _, index = kind.partition(":")
+        if base == "cpu" and (not index or index.isdigit()):
+            return
+    raise RuntimeError(f"{name}(): tapegrad only has a CPU device, got device={device!r} "
+                       f"(use device=None or 'cpu')")
+
+
+def _check_pin_memory(pin_memory):
+    if pin_memory:
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; tapegrad "
+                           "is CPU-only and has no pinned memory")
+
+
+def _finish(arr, requires_grad):
+    t = _make(arr)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _size(args, size, name):
+    """Normalise ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` or ``f(size=...)`` to a tuple.
+
+    TypeError for no size or non-integer entries; RuntimeError for negative entries."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        args = (size,)
+    if len(args) == 1 and not isinstance(args[0], (_builtin_int, np.integer)):
+        a = args[0]
+        if isinstance(a, (list, tuple)):
+            args = a
+        elif isinstance(a, Tensor) and a.data.ndim == 1 and a.data.dtype.kind in "iu":
+            args = a.data.tolist()
+        elif isinstance(a, Tensor) and a.data.ndim == 0:
+            pass  # operator.index below handles 0-d integer tensors
+        else:
+            raise TypeError(f"{name}(): argument 'size' must be a tuple of ints, not "
+                            f"{type(a).__name__}")
+    elif not args:
+        raise TypeError(f"{name}() missing 1 required positional argument: 'size' (pass ints "
+                        f"or a tuple; use () for a 0-d tensor)")
+    out = []
+    for i, a in enumerate(args):
+        if type(a) is _builtin_int:
+            out.append(a)
+            continue
+        try:
+            out.append(operator.index(a))
+        except TypeError:
+            raise TypeError(f"{name}(): argument 'size' must be a tuple of ints, but found element "
+                            f"of type {type(a).__name__} at pos {i}") from None
+    for d in out:
+        if d < 0:
+            raise RuntimeError(f"{name}(): Trying to create tensor with negative dimension {d}: "
+                               f"{out}")
+    return tuple(out)
+
+
+def _number(x, what):
+    """A Python number from a Python/NumPy scalar or a one-element tensor."""
+    if isinstance(x, Tensor):
+        if x.data.size != 1:
+            raise RuntimeError(f"{what} must be a number or a one-element tensor, got a tensor of "
+                               f"shape {list(x.data.shape)}")
+        return x.data.reshape(()).item()
+    if isinstance(x, np.ndarray) and x.size == 1:
+        return x.reshape(()).item()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (_builtin_bool, _builtin_int, _builtin_float)):
+        return x
+    if isinstance(x, complex):
+        raise TypeError(f"{what}: tapegrad has no complex dtypes (got {x!r})")
+    try:
+        return operator.index(x)
+    except TypeError:
+        pass
+    try:
+        return _builtin_float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a number, got {type(x).__name__}") from None
+
+
+def _number_dtype(v):
+    """torch's dtype for a Python number: bool -> bool, int -> int64, float -> default."""
+    if isinstance(v, _builtin_bool):
+        return _dtype.bool
+    if isinstance(v, _builtin_int):
+        return _dtype.int64
+    return _dtype.get_default_dtype()
+
+
+def _cast(arr, npd):
+    """``arr`` as dtype ``npd`` (always a new array); float -> int truncates toward zero."""
+    if arr.dtype == npd:
+        return np.array(arr, order="C")
+    if arr.dtype.kind == "f" and npd.kind in "iub":
+        with np.errstate(invalid="ignore", over="ignore"):
+            return arr.astype(npd, order="C")
+    return arr.astype(npd, order="C")
+
+
+# ---------------------------------------------------------------------------------------------
+# data -> ndarray with torch's inference
+# ---------------------------------------------------------------------------------------------
+
+_PY_SCALAR_TYPES = frozenset((_builtin_float, _builtin_int, _builtin_bool))
+
+
+def _is_seq(x):
+    return isinstance(x, (list, tuple))
+
+
+def _leaf_dtype(x, dim, state):
+    """tapegrad dtype (or a Python type standing for one) of one leaf element of a sequence."""
+    t = type(x)
+    if t in _PY_SCALAR_TYPES:
+        return t
+    if isinstance(x, np.generic):
+        return _np_dtype_to_tg(x.dtype)
+    if isinstance(x, Tensor):
+        if x.data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars: a "
+                             f"sequence holds a tensor of shape {list(x.data.shape)} at dim {dim} "
+                             f"(use tapegrad.stack to combine tensors)")
+        state["tensors"] = True
+        return _np_dtype_to_tg(x.data.dtype)
+    if isinstance(x, np.ndarray):
+        if x.ndim == 0:
+            return _np_dtype_to_tg(x.dtype)
+        raise ValueError(f"ragged nested sequence: expected a number at dim {dim} (as in the "
+                         f"first element) but got an array of shape {list(x.shape)}")
+    if _is_seq(x) or isinstance(x, range):
+        raise ValueError(f"ragged nested sequence: expected a number at dim {dim} (as in the "
+                         f"first element) but got a {t.__name__} of length {len(x)}")
+    if isinstance(x, _builtin_bool):
+        return _builtin_bool
+    if isinstance(x, _builtin_int):
+        return _builtin_int
+    if isinstance(x, _builtin_float):
+        return _builtin_float
+    if isinstance(x, complex):
+        raise TypeError(f"can't convert complex value {x!r} to a tensor: tapegrad has no complex "
+                        f"dtypes")
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"too many dimensions '{t.__name__}': can't convert a {t.__name__} "
+                         f"({x!r}) to a number")
+    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
+
+
+def _walk(seq, dim, shape, kinds, state):
+    """Check ``seq`` (at depth ``dim``) against ``shape`` and collect its element dtypes."""
+    n = len(seq)
+    if n != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {n})")
+    nd = len(shape)
+    if dim + 1 == nd:
+        types = set(map(type, seq))
+        if types <= _PY_SCALAR_TYPES:
+            kinds.update(types)
+        else:
+            for x in seq:
+                kinds.add(_leaf_dtype(x, dim + 1, state))
+        return
+    sub = tuple(shape[dim + 1:])
+    for x in seq:
+        if type(x) is list or _is_seq(x):
+            _walk(x, dim + 1, shape, kinds, state)
+        elif isinstance(x, range):
+            state["convert"] = True
+            _walk(list(x), dim + 1, shape, kinds, state)
+        elif isinstance(x, np.ndarray) and x.ndim > 0:
+            if x.shape != sub:
+                raise ValueError(f"expected sequence of length {sub[0]} at dim {dim + 1} (got "
+                                 f"an array of shape {list(x.shape)}, expected shape {list(sub)})")
+            kinds.add(_np_dtype_to_tg(x.dtype))
+        else:
+            if isinstance(x, (str, bytes)):
+                raise ValueError(f"too many dimensions '{type(x).__name__}'")
+            raise ValueError(f"ragged nested sequence: expected sequence of length {shape[dim + 1]} "
+                             f"at dim {dim + 1} (as in the first element) but got a "
+                             f"{type(x).__name__}")
+
+
+def _plain(seq):
+    """Copy of a nested sequence with tensors replaced by 0-d arrays and ranges by lists."""
+    out = []
+    for x in seq:
+        if isinstance(x, Tensor):
+            out.append(x.data.reshape(()))
+        elif _is_seq(x) or isinstance(x, range):
+            out.append(_plain(x))
+        else:
+            out.append(x)
+    return out
+
+
+def _infer_seq(data):
+    """(shape, inferred tapegrad dtype, data ready for np.array) for a nested sequence."""
+    shape = []
+    x = data
+    while True:
+        if _is_seq(x) or isinstance(x, range):
+            n = len(x)
+            shape.append(n)
+            if n == 0:
+                break
+            x = x[0]
+        elif isinstance(x, np.ndarray):
+            shape.extend(x.shape)
+            break
+        else:
+            break
+    kinds = set()
+    state = {}
+    _walk(data, 0, shape, kinds, state)
+    dt = None
+    for k in kinds:
+        if k is _builtin_float:
+            k = _dtype.get_default_dtype()
+        elif k is _builtin_int:
+            k = _dtype.int64
+        elif k is _builtin_bool:
+            k = _dtype.bool
+        dt = k if dt is None else _dtype.promote_types(dt, k)
+    if dt is None:  # no elements at all: torch gives the default dtype
+        dt = _dtype.get_default_dtype()
+    if state or isinstance(data, range):
+        data = _plain(data)
+    return tuple(shape), dt, data
+
+
+def _to_array(data, dtype=None) -> np.ndarray:
+    """``data`` as a fresh C-contiguous ndarray with ``torch.tensor``'s dtype inference.
+
+    Accepts Python scalars, nested lists/tuples/ranges (elements may be Python or NumPy scalars,
+    one-element Tensors, or NumPy arrays), NumPy arrays and scalars, and Tensors. Without
+    ``dtype``: Python float -> default dtype, int -> int64, bool -> bool, a sequence -> the
+    promotion of its elements (``[1, 2.0]`` -> float32, ``[True, 1]`` -> int64), arrays/NumPy
+    scalars/Tensors keep their dtype (uint16/32/64 arrays become int64). With ``dtype`` the values
+    are converted (float -> int truncates toward zero, like torch).
+
+    Raises ValueError for ragged sequences ("expected sequence of length 2 at dim 1 (got 1)") and
+    for multi-element tensors inside a list; TypeError for unsupported NumPy dtypes (object, str,
+    complex, ...), complex numbers and str data; ValueError for ints that overflow int64;
+    RuntimeError for objects whose dtype can't be inferred (None, dict, ...)."""
+    target = None if dtype is None else _dtype.to_dtype(dtype)
+    t = type(data)
+    if t is _builtin_float or t is _builtin_int or t is _builtin_bool:
+        inferred = _number_dtype(data)
+        if target is None or target is inferred or target.is_floating_point:
+            try:
+                return np.array(data, dtype=(target or inferred).np)
+            except OverflowError:
+                raise ValueError(f"Overflow when unpacking long long: {data} does not fit in "
+                                 f"int64") from None
+        return _cast(np.array(data, dtype=inferred.np), target.np)
+    if t is np.ndarray or isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)
+        src = _np_dtype_to_tg(arr.dtype)
+        npd = (target or src).np
+        if arr.dtype.kind == "f" and npd.kind in "iub":
+            return _cast(arr, npd)
+        return np.array(arr, dtype=npd, order="C")
+    if isinstance(data, Tensor):
+        arr = data.data
+        npd = arr.dtype if target is None else target.np
+        return _cast(arr, npd)
+    if _is_seq(data) or isinstance(data, range):
+        shape, inferred, plain = _infer_seq(data)
+        # build straight in a floating target (one rounding); else in the inferred dtype, then
+        # cast (float -> int truncates, int -> uint8 wraps, like torch)
+        build = target if target is not None and target.is_floating_point else inferred
+        try:
+            arr = np.array(plain, dtype=build.np)
+        except OverflowError:
+            raise ValueError("Overflow when unpacking long long: an int in the data does not fit "
+                             f"in {build}") from None
+        if arr.shape != shape:  # defensive: the walk above should have caught any mismatch
+            raise ValueError(f"could not build an array of shape {list(shape)} from the data "
+                             f"(got {list(arr.shape)})")
+        if target is not None and target is not build:
+            arr = _cast(arr, target.np)
+        return arr
+    if isinstance(data, complex):
+        raise TypeError(f"can't convert complex value {data!r} to a tensor: tapegrad has no "
+                        f"complex dtypes")
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{t.__name__}': can't make a tensor from a "
+                        f"string")
+    if isinstance(data, _builtin_int):  # subclasses: IntEnum, ... (bool can't be subclassed)
+        return _to_array(_builtin_int(data), target)
+    if isinstance(data, _builtin_float):
+        return _to_array(_builtin_float(data), target)
+    if hasattr(data, "__array__"):
+        return _to_array(np.asarray(data), target)
+    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor / as_tensor / from_numpy
+# ---------------------------------------------------------------------------------------------
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor holding a copy of ``data``.
+
+    ``data``: a Python scalar, a (nested) list/tuple, a NumPy array or scalar, or a Tensor. Shape
+    is the nesting shape of ``data``; dtype is inferred like torch (see :func:`_to_array`) unless
+    ``dtype`` is given. Always copies. Passing a Tensor gives a detached copy and warns
+    (UserWarning), as torch does: prefer ``src.clone().detach()``.
+
+    Raises ValueError (ragged lists), TypeError (unsupported NumPy dtype, complex, str),
+    RuntimeError (non-CPU device, pin_memory=True, requires_grad=True on a non-floating dtype,
+    data whose dtype can't be inferred)."""
+    _check_device(device, "tensor")
+    _check_pin_memory(pin_memory)
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or "
+                      "sourceTensor.clone().detach().requires_grad_(True), rather than "
+                      "tapegrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    return _finish(_to_array(data, dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, avoiding a copy where possible.
+
+    A Tensor of the requested dtype (or ``dtype=None``) is returned as is; with another dtype it
+    is converted (``data.to(dtype)``, recorded by autograd when the Tensor supports it). A NumPy
+    array of a supported dtype shares memory with the result when no conversion is needed
+    (see :func:`from_numpy`). Anything else is copied like :func:`tensor`. Raises like
+    :func:`tensor`."""
+    _check_device(device, "as_tensor")
+    target = _resolve_dtype(dtype)
+    if isinstance(data, Tensor):
+        if target is None or data.data.dtype == target.np:
+            return data
+        to = getattr(data, "to", None)
+        if to is not None:
+            return to(target)
+        return _make(_cast(data.data, target.np))
+    if isinstance(data, np.ndarray) and data.dtype in _SUPPORTED_NP and \
+            (target is None or data.dtype == target.np) and data.dtype.byteorder in "=|":
+        return _make(data.view(np.ndarray))
+    return _make(_to_array(data, target))
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray`` (writes to either show in both); dtype is kept.
+
+    Supported dtypes: bool, uint8, int8, int16, int32, int64, float16, float32, float64.
+    Raises TypeError for a non-ndarray or an unsupported dtype (object, str, complex, uint16/32/64,
+    ...), ValueError for non-native byte order. Warns (UserWarning) for a read-only array, whose
+    tensor must not be written in place. Unlike torch, negative strides are fine."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if ndarray.dtype.byteorder not in "=|":
+        raise ValueError("given numpy array has byte order different from the native byte order. "
+                         "Conversion between byte orders is currently not supported (use "
+                         "arr.astype(arr.dtype.newbyteorder('=')) first).")
+    _np_dtype_to_tg(ndarray.dtype, for_sharing=True)
+    if not ndarray.flags.writeable:
+        warnings.warn("The given NumPy array is not writable; tapegrad does not support writing "
+                      "to it in place. Copy the array (np.array(arr)) to protect its data or make "
+                      "it writable before converting it to a tensor.", UserWarning, stacklevel=2)
+    return _make(ndarray.view(np.ndarray))
+
+
+# ---------------------------------------------------------------------------------------------
+# deterministic factories
+# ---------------------------------------------------------------------------------------------
+
+def _float_or(dtype):
+    return _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+
+
+def zeros(*size, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """A tensor of zeros of shape ``size`` (``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros(size=...)``).
+
+    dtype: the default dtype unless given. Raises TypeError (no or non-integer size), RuntimeError
+    (negative size, non-CPU device, requires_grad on a non-floating dtype)."""
+    return _filled("zeros", size, kw, 0, dtype, device, requires_grad, out)
+
+
+def ones(*size, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """A tensor of ones of shape ``size``; dtype and errors as :func:`zeros`."""
+    return _filled("ones", size, kw, 1, dtype, device, requires_grad, out)
+
+
+def empty(*size, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """An uninitialised tensor of shape ``size`` (values are arbitrary); dtype and errors as
+    :func:`zeros`."""
+    return _filled("empty", size, kw, None, dtype, device, requires_grad, out)
+
+
+_SIZE_KW = ("size", "layout", "pin_memory", "memory_format")
+
+
+def _factory_kwargs(name, kw):
+    bad = [k for k in kw if k not in _SIZE_KW]
+    if bad:
+        raise TypeError(f"{name}() got an unexpected keyword argument {bad[0]!r}")
+    _check_pin_memory(kw.get("pin_memory", False))
+    return kw.get("size")
+
+
+def _write_out(out, arr, name):
+    """Copy ``arr`` into ``out`` (resizing it when the shape differs, keeping its dtype)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.requires_grad:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+    if out.data.shape == arr.shape:
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.copyto(out.data, arr, casting="unsafe")
+    else:
+        out.data = _cast(arr, out.data.dtype)
+    if out._vc is not None:
+        out._vc.v += 1
+    return out
+
+
+def _filled(name, size, kw, value, dtype, device, requires_grad, out):
+    shape = _size(size, _factory_kwargs(name, kw), name)
+    _check_device(device, name)
+    npd = _float_or(dtype).np
+    if value is None:
+        arr = np.empty(shape, dtype=npd)
+    elif value == 0:
+        arr = np.zeros(shape, dtype=npd)
+    else:
+        arr = np.ones(shape, dtype=npd)
+    if out is not None:
+        return _write_out(out, arr, name)
+    return _finish(arr, requires_grad)
+
+
+def _fill_dtype(fill_value):
+    """(Python number, dtype torch infers for it) for a fill value."""
+    v = _number(fill_value, "full(): fill_value")
+    return v, _number_dtype(v)
+
+
+def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """A tensor of shape ``size`` (an int or a sequence of ints) filled with ``fill_value``.
+
+    dtype: inferred from ``fill_value`` unless given (bool -> bool, int -> int64, float -> the
+    default dtype; a NumPy scalar or one-element tensor counts as the Python number it holds);
+    converting to an integer dtype truncates. Raises TypeError (bad size, complex fill),
+    RuntimeError (negative size, non-CPU device, requires_grad on a non-floating dtype)."""
+    shape = _size((size,), _factory_kwargs("full", kw), "full")
+    _check_device(device, "full")
+    v, inferred = _fill_dtype(fill_value)
+    npd = (inferred if dtype is None else _dtype.to_dtype(dtype)).np
+    with np.errstate(invalid="ignore", over="ignore"):
+        arr = np.full(shape, v, dtype=npd) if npd.kind not in "iub" or not isinstance(v, float) \
+            else np.full(shape, np.float64(v).astype(npd), dtype=npd)
+    if out is not None:
+        return _write_out(out, arr, "full")
+    return _finish(arr, requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False,
+           **kw):
+    """``arange(end)`` or ``arange(start, end, step=1)``: the 1-D tensor start, start+step, ...
+    stopping before ``end``.
+
+    Length is ``ceil((end - start) / step)`` (computed in double, like torch). dtype: int64 when
+    all of start/end/step are integers, else the default dtype, unless given. Float values are
+    ``start + i * step`` computed in double, then rounded to the dtype. Raises RuntimeError for
+    step 0, a step whose sign does not lead from start to end, non-finite bounds, a non-CPU
+    device, or requires_grad on an integer dtype."""
+    _factory_kwargs("arange", kw)
+    _check_device(device, "arange")
+    if end is None:
+        start, end = 0, start
+    s = _number(start, "arange(): start")
+    e = _number(end, "arange(): end")
+    st = _number(step, "arange(): step")
+    if dtype is None:
+        dt = _dtype.int64 if all(isinstance(v, _builtin_int) for v in (s, e, st)) \
+            else _dtype.get_default_dtype()
+    else:
+        dt = _dtype.to_dtype(dtype)
+    npd = dt.np
+    if npd.kind in "iub":
+        # torch casts start/step to the integer accumulate type (truncation) before stepping
+        xs, xe, xst = (v if isinstance(v, _builtin_int) else _trunc(v) for v in (s, e, st))
+        if xst == 0:
+            raise RuntimeError("arange(): step must be nonzero (after converting step "
+                               f"{st!r} to {dt})")
+        _check_range(xs, xe, xst)
+        if dt is _dtype.int64:
+            sgn = 1 if xst > 0 else -1
+            n = (xe - xs + xst - sgn) // xst
+        else:
+            n = _ceil_len(s, e, st)
+        vals = xs + xst * np.arange(n, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            arr = vals.astype(npd)
+    else:
+        if st == 0:
+            raise RuntimeError("arange(): step must be nonzero")
+        _check_range(s, e, st)
+        n = _ceil_len(s, e, st)
+        acc = np.float32 if npd == np.float16 else np.float64
+        with np.errstate(over="ignore"):
+            arr = (np.arange(n, dtype=acc) * acc(st) + acc(s)).astype(npd)
+    if out is not None:
+        return _write_out(out, arr, "arange")
+    return _finish(arr, requires_grad)
+
+
+def _trunc(v, name="arange"):
+    if not math.isfinite(v):
+        raise RuntimeError(f"{name}(): unsupported range: bound {v} is not finite")
+    return _builtin_int(v)
+
+
+def _check_range(s, e, st):
+    if not (math.isfinite(s) and math.isfinite(e)):
+        raise RuntimeError(f"arange(): unsupported range: {s} -> {e}")
+    if not ((st > 0 and e >= s) or (st < 0 and e <= s)):
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign "
+                           f"(start={s}, end={e}, step={st})")
+
+
+def _ceil_len(s, e, st):
+    n = math.ceil((_builtin_float(e) - _builtin_float(s)) / _builtin_float(st))
+    if n < 0 or n > 2 ** 62:
+        raise RuntimeError(f"arange(): invalid size, possible overflow? ({s} -> {e}, step {st})")
+    return n
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, as a 1-D tensor.
+
+    dtype: the default dtype unless given. Values follow torch's CPU kernel (step =
+    (end - start) / (steps - 1) in the output float type; the first half counts up from start,
+    the second half down from end); integer dtypes compute in double and truncate.
+    ``steps == 1`` gives ``[start]``, ``steps == 0`` an empty tensor. Raises RuntimeError for
+    negative steps, a non-CPU device, or requires_grad on an integer dtype; TypeError for a
+    non-integer steps."""
+    _factory_kwargs("linspace", kw)
+    _check_device(device, "linspace")
+    try:
+        steps = operator.index(steps)
+    except TypeError:
+        raise TypeError(f"linspace(): argument 'steps' must be int, not "
+                        f"{type(steps).__name__}") from None
+    if steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be non-negative (got {steps})")
+    s = _number(start, "linspace(): start")
+    e = _number(end, "linspace(): end")
+    npd = _float_or(dtype).np
+    # torch's CPU kernel: start/end converted to the output type (integers truncate), step in
+    # the output float type (double for integer outputs), then per element
+    # ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the rest,
+    # which the compiler fuses into an FMA; emulated in double with an exact product.
+    with np.errstate(all="ignore"):
+        if npd.kind == "f":
+            mid = np.float32 if npd == np.float16 else npd.type  # half: step etc. in float
+            a, b = mid(npd.type(s)), mid(npd.type(e))
+            step = _builtin_float(mid((b - a) / mid(max(steps - 1, 1))))
+            a, b = _builtin_float(a), _builtin_float(b)
+        else:
+            a, b = _builtin_float(_trunc(s, "linspace")), _builtin_float(_trunc(e, "linspace"))
+            step = (b - a) / max(steps - 1, 1)
+        half = steps // 2
+        k = np.concatenate([np.arange(half, dtype=np.float64),
+                            np.arange(steps - 1 - half, -1, -1, dtype=np.float64)])
+        if npd.kind == "f" and npd != np.float64:
+            k = k.astype(np.float32).astype(np.float64)  # the index is converted to float
+        sign = np.ones(steps)
+        sign[half:] = -1.0
+        base = np.full(steps, a)
+        base[half:] = b
+        vals = _fma(sign * step, k, base)
+        if steps == 1:
+            vals[0] = a
+        if npd == np.float16:
+            vals = vals.astype(np.float32)  # torch rounds the float result to half
+        arr = vals.astype(npd)
+    if out is not None:
+        return _write_out(out, arr, "linspace")
+    return _finish(arr, requires_grad)
+
+
+def _fma(x, y, z):
+    """``x * y + z`` elementwise in float64 with (almost always) a single rounding: the product
+    is split exactly (Dekker's TwoProduct) and the sum done with TwoSum."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    p = x * y
+    c = 134217729.0 * x  # 2**27 + 1: Veltkamp split into 26-bit halves
+    xh = c - (c - x)
+    xl = x - xh
+    c = 134217729.0 * y
+    yh = c - (c - y)
+    yl = y - yh
+    err = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    s = p + z
+    bp = s - z
+    t = (p - bp) + (z - (s - bp))
+    out = s + (t + err)
+    bad = ~np.isfinite(out)  # overflow / inf inputs: the plain formula gives the right inf/nan
+    if bad.any():
+        out[bad] = s[bad]
+    return out
+
+
+def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """The ``n`` x ``m`` (``m`` defaults to ``n``) matrix with ones on the diagonal.
+
+    dtype: the default dtype unless given. Raises RuntimeError for negative n/m, a non-CPU device
+    or requires_grad on an integer dtype; TypeError for non-integer n/m."""
+    _factory_kwargs("eye", kw)
+    _check_device(device, "eye")
+    try:
+        n = operator.index(n)
+        m = n if m is None else operator.index(m)
+    except TypeError:
+        raise TypeError("eye(): arguments 'n' and 'm' must be ints") from None
+    if n < 0:
+        raise RuntimeError(f"eye(): n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"eye(): m must be greater or equal to 0, got {m}")
+    arr = np.eye(n, m, dtype=_float_or(dtype).np)
+    if out is not None:
+        return _write_out(out, arr, "eye")
+    return _finish(arr, requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------
+# *_like
+# ---------------------------------------------------------------------------------------------
+
+def _like(input, dtype, device, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    _check_device(device, name)
+    return input.data.shape, (input.data.dtype if dtype is None else _dtype.to_dtype(dtype).np)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    """Zeros with ``input``'s shape and dtype (unless ``dtype``). TypeError if input is not a
+    Tensor; RuntimeError for a non-CPU device or requires_grad on a non-floating dtype."""
+    shape, npd = _like(input, dtype, device, "zeros_like")
+    return _finish(np.zeros(shape, dtype=npd), requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+              layout=None):
+    """Ones with ``input``'s shape and dtype (unless ``dtype``); errors as :func:`zeros_like`."""
+    shape, npd = _like(input, dtype, device, "ones_like")
+    return _finish(np.ones(shape, dtype=npd), requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    """Uninitialised tensor with ``input``'s shape and dtype; errors as :func:`zeros_like`."""
+    shape, npd = _like(input, dtype, device, "empty_like")
+    return _finish(np.empty(shape, dtype=npd), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    """``fill_value`` with ``input``'s shape and dtype (unless ``dtype``): a float filled into an
+    integer tensor truncates. Errors as :func:`zeros_like`, plus TypeError for a complex fill."""
+    shape, npd = _like(input, dtype, device, "full_like")
+    v = _number(fill_value, "full_like(): fill_value")
+    with np.errstate(invalid="ignore", over="ignore"):
+        if npd.kind in "iub" and isinstance(v, float):
+            v = np.float64(v).astype(npd)
+        arr = np.full(shape, v, dtype=npd)
+    return _finish(arr, requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------
+# random numbers
+# ---------------------------------------------------------------------------------------------
+
+_DEFAULT_SEED = 67280421310721  # torch's default CPU seed
+_U64 = 1 << 64
+_STATE_BYTES = 56  # state(16) inc(16) has_uint32(8) uinteger(8) seed(8), little-endian
+
+
+def _check_seed(seed):
+    if isinstance(seed, Tensor):
+        seed = seed.item()
+    if isinstance(seed, (float, np.floating)):
+        if seed != seed or seed in (float("inf"), float("-inf")):
+            raise ValueError(f"manual_seed: seed must be finite, got {seed}")
+        seed = _builtin_int(seed)
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}") from None
+    if not -(1 << 63) <= seed < _U64:
+        raise ValueError(f"Overflow when unpacking long long: seed {seed} must be in "
+                         f"[-2**63, 2**64)")
+    return seed % _U64
+
+
+class Generator:
+    """A random number generator: NumPy's ``Generator(PCG64(seed))`` with torch's interface.
+
+    ``Generator()`` starts from seed 67280421310721 like torch's. ``manual_seed(s)`` reseeds and
+    returns self; ``initial_seed()`` gives the last seed (as an unsigned 64-bit int);
+    ``seed()`` reseeds from OS entropy and returns the new seed; ``get_state()`` returns the state
+    as a uint8 tensor of 56 bytes that ``set_state`` restores. Same seed -> same stream (the
+    streams differ from torch's). ``device`` may only be 'cpu'."""
+
+    def __init__(self, device="cpu"):
+        _check_device(device, "Generator")
+        self.device = "cpu"
+        self._seed = _DEFAULT_SEED
+        self._bitgen = np.random.PCG64(_DEFAULT_SEED)
+        self._np = np.random.Generator(self._bitgen)
+
+    def manual_seed(self, seed):
+        """Reseed (any int in [-2**63, 2**64)); returns self. TypeError for a non-integer,
+        ValueError for an out-of-range seed."""
+        seed = _check_seed(seed)
+        self._bitgen.state = np.random.PCG64(seed).state
+        self._seed = seed
+        return self
+
+    def seed(self):
+        """Reseed from OS entropy; returns the new seed (an unsigned 64-bit int)."""
+        s = _builtin_int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        """The seed last set (67280421310721 if never seeded)."""
+        return self._seed
+
+    def get_state(self):
+        """The generator state as a 1-D uint8 tensor (56 bytes) for :meth:`set_state`."""
+        st = self._bitgen.state
+        raw = (st["state"]["state"].to_bytes(16, "little")
+               + st["state"]["inc"].to_bytes(16, "little")
+               + _builtin_int(st["has_uint32"]).to_bytes(8, "little")
+               + _builtin_int(st["uinteger"]).to_bytes(8, "little")
+               + self._seed.to_bytes(8, "little"))
+        return _make(np.frombuffer(raw, dtype=np.uint8).copy())
+
+    def set_state(self, new_state):
+        """Restore a state from :meth:`get_state`; returns self. TypeError unless ``new_state`` is
+        a uint8 tensor (or array), RuntimeError if it has the wrong size."""
+        if isinstance(new_state, Tensor):
+            arr = new_state.data
+        elif isinstance(new_state, np.ndarray):
+            arr = new_state
+        else:
+            raise TypeError(f"expected a uint8 Tensor (a ByteTensor from get_state()), but got "
+                            f"{type(new_state).__name__}")
+        if arr.dtype != np.uint8:
+            raise TypeError(f"expected a uint8 Tensor (a ByteTensor from get_state()), but got "
+                            f"dtype {arr.dtype}")
+        if arr.size != _STATE_BYTES:
+            raise RuntimeError(f"Expected a generator state of {_STATE_BYTES} bytes (from "
+                               f"tapegrad's get_state()), got {arr.size}")
+        raw = np.ascontiguousarray(arr).reshape(-1).tobytes()
+        self._bitgen.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": _builtin_int.from_bytes(raw[0:16], "little"),
+                      "inc": _builtin_int.from_bytes(raw[16:32], "little")},
+            "has_uint32": _builtin_int.from_bytes(raw[32:40], "little"),
+            "uinteger": _builtin_int.from_bytes(raw[40:48], "little"),
+        }
+        self._seed = _builtin_int.from_bytes(raw[48:56], "little")
+        return self
+
+    def __repr__(self):
+        return f"<tapegrad.Generator seed={self._seed}>"
+
+
+default_generator = Generator()
+
+
+def _np_generator(generator=None):
+    """The NumPy Generator behind ``generator`` (None: the default one); for other modules."""
+    if generator is None:
+        return default_generator._np
+    if isinstance(generator, Generator):
+        return generator._np
+    raise TypeError(f"generator must be a tapegrad.Generator or None, not "
+                    f"{type(generator).__name__}")
+
+
+def manual_seed(seed):
+    """Seed the default generator; returns it. TypeError for a non-number, ValueError for a seed
+    outside [-2**63, 2**64)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    """Seed the default generator from OS entropy; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    """The default generator's last seed (67280421310721 if never seeded)."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor (see :meth:`Generator.get_state`)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restore the default generator's state from :func:`get_rng_state`; errors as
+    :meth:`Generator.set_state`."""
+    default_generator.set_state(new_state)
+
+
+def _float_dtype_for(name, dtype, what="dtype"):
+    dt = _float_or(dtype)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"{name}(): only floating dtypes are supported, got {what} "
+                                  f"{dt} (NotImplementedError is a RuntimeError)")
+    return dt
+
+
+def _uniform(g, shape, npd):
+    if npd == np.float32 or npd == np.float64:
+        return g.random(shape, dtype=npd.type)
+    # float16: k / 2**11 for k in [0, 2**11) is exact in half and never rounds up to 1.0
+    return (g.integers(0, 1 << 11, shape, dtype=np.int64) * (1.0 / (1 << 11))).astype(npd)
+
+
+def _normal(g, shape, npd):
+    if npd == np.float32 or npd == np.float64:
+        return g.standard_normal(shape, dtype=npd.type)
+    return g.standard_normal(shape, dtype=np.float32).astype(npd)
+
+
+def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """Uniform samples in [0, 1) of shape ``size`` (``rand(2, 3)`` or ``rand((2, 3))``).
+
+    dtype: the default dtype unless given; must be floating (NotImplementedError, a RuntimeError,
+    otherwise). Draws from ``generator`` (default: the default generator). Size errors as
+    :func:`zeros`."""
+    shape = _size(size, _factory_kwargs("rand", kw), "rand")
+    _check_device(device, "rand")
+    npd = _float_dtype_for("rand", dtype).np
+    arr = np.asarray(_uniform(_np_generator(generator), shape, npd))
+    if out is not None:
+        return _write_out(out, arr, "rand")
+    return _finish(arr, requires_grad)
+
+
+def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False, **kw):
+    """Standard normal samples (mean 0, std 1) of shape ``size``; dtype, generator and errors as
+    :func:`rand`."""
+    shape = _size(size, _factory_kwargs("randn", kw), "randn")
+    _check_device(device, "randn")
+    npd = _float_dtype_for("randn", dtype).np
+    arr = np.asarray(_normal(_np_generator(generator), shape, npd))
+    if out is not None:
+        return _write_out(out, arr, "randn")
+    return _finish(arr, requires_grad)
+
+
+def _int_arg(v, name):
+    v = _number(v, name)
+    if isinstance(v, float):
+        if v != int(v):
+            raise TypeError(f"{name} must be an integer, got {v}")
+        v = int(v)
+    return _builtin_int(v)
+
+
+def _randint_values(g, low, high, shape, npd, name):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    if npd.kind in "iub":
+        info = (0, 1) if npd.kind == "b" else (np.iinfo(npd).min, np.iinfo(npd).max)
+        if low < info[0] or high - 1 > info[1]:
+            raise RuntimeError(f"{name}(): range [{low}, {high}) is out of bounds for dtype "
+                               f"{npd}")
+    if -(1 << 63) <= low and high <= (1 << 63):
+        vals = g.integers(low, high, shape, dtype=np.int64)
+    else:
+        raise RuntimeError(f"{name}(): bounds must fit in int64, got [{low}, {high})")
+    return np.asarray(vals).astype(npd, copy=False)
+
+
+def randint(*args, size=None, low=None, high=None, generator=None, out=None, dtype=None,
+            device=None, requires_grad=False, **kw):
+    """Uniform random integers in [low, high): ``randint(high, size)`` or
+    ``randint(low, high, size)`` (``low`` defaults to 0; keywords work too).
+
+    dtype: int64 unless given (a floating dtype gives integral float values). Raises RuntimeError
+    if low >= high, if the range does not fit the dtype, for a negative size, a non-CPU device
+    or requires_grad on an integer dtype; TypeError for a bad signature."""
+    _factory_kwargs("randint", {k: v for k, v in kw.items() if k != "size"})
+    args = list(args)
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing required argument 'size'")
+        size = args.pop()
+    if len(args) == 2:
+        if low is not None or high is not None:
+            raise TypeError("randint() got multiple values for 'low'/'high'")
+        low, high = args
+    elif len(args) == 1:
+        if high is not None:
+            if low is not None:
+                raise TypeError("randint() got multiple values for 'low'")
+            low = args[0]
+        else:
+            high = args[0]
+    elif args:
+        raise TypeError(f"randint() takes (high, size) or (low, high, size), got {len(args) + 1} "
+                        f"positional arguments")
+    if high is None:
+        raise TypeError("randint() missing required argument 'high'")
+    low = 0 if low is None else _int_arg(low, "randint(): low")
+    high = _int_arg(high, "randint(): high")
+    shape = _size((size,), None, "randint")
+    _check_device(device, "randint")
+    npd = (_dtype.int64 if dtype is None else _dtype.to_dtype(dtype)).np
+    arr = _randint_values(_np_generator(generator), low, high, shape, npd, "randint")
+    if out is not None:
+        return _write_out(out, arr, "randint")
+    return _finish(arr, requires_grad)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False,
+             **kw):
+    """A random permutation of 0..n-1 as a 1-D tensor (int64 unless ``dtype``). RuntimeError for
+    negative n, a non-CPU device or requires_grad on an integer dtype."""
+    _factory_kwargs("randperm", kw)
+    _check_device(device, "randperm")
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
+    npd = (_dtype.int64 if dtype is None else _dtype.to_dtype(dtype)).np
+    arr = _np_generator(generator).permutation(n).astype(npd)
+    if out is not None:
+        return _write_out(out, arr, "randperm")
+    return _finish(arr, requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    """Uniform [0, 1) samples with ``input``'s shape and dtype (unless ``dtype``). The dtype must
+    be floating (NotImplementedError, a RuntimeError, otherwise); TypeError if input is not a
+    Tensor."""
+    shape, npd = _like(input, dtype, device, "rand_like")
+    _float_dtype_for("rand_like", _dtype.from_numpy_dtype(npd), "input dtype")
+    return _finish(np.asarray(_uniform(_np_generator(generator), shape, npd)), requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None, layout=None):
+    """Standard normal samples with ``input``'s shape and dtype; errors as :func:`rand_like`."""
+    shape, npd = _like(input, dtype, device, "randn_like")
+    _float_dtype_for("randn_like", _dtype.from_numpy_dtype(npd), "input dtype")
+    return _finish(np.asarray(_normal(_np_generator(generator), shape, npd)), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, memory_format=None, layout=None):
+    """Random integers in [low, high) with ``input``'s shape and dtype (unless ``dtype``):
+    ``randint_like(x, high)`` or ``randint_like(x, low, high)``. Errors as :func:`randint`."""
+    if high is None:
+        low, high = 0, low
+    shape, npd = _like(input, dtype, device, "randint_like")
+    arr = _randint_values(_np_generator(generator), _int_arg(low, "randint_like(): low"),
+                          _int_arg(high, "randint_like(): high"), shape, npd, "randint_like")
+    return _finish(arr, requires_grad)

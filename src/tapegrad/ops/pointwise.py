@@ -638,7 +638,7 @@ def _to(self, *args, **kwargs):
     for a in args:
         if isinstance(a, Tensor):
             dt = a.dtype
-        elif isinstance(a, _dtype.dtype) or a in (float, int, bool):
+        elif isinstance(a, (_dtype.dtype, np.dtype, type)):
             dt = a
         elif isinstance(a, str) or a is None:
             if a not in (None, "cpu"):

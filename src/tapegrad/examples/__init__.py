@@ -1,0 +1,1 @@
+"""Runnable programs: python -m tapegrad.examples.NAME (digits, tour)."""
