@@ -28,8 +28,15 @@ class Tensor:
     ``is_leaf``, ``dtype``, ``shape``. Make tensors with :func:`tapegrad.tensor` and the factories.
     """
 
-    __slots__ = ("data", "requires_grad", "grad_fn", "_output_nr", "_grad", "_vc", "_base",
-                 "_acc", "_extra", "__weakref__")
+    # the three attributes every op touches are slots; the rest are class-level defaults that an
+    # instance overrides in its own dict only when set (most tensors never set them)
+    __slots__ = ("data", "requires_grad", "grad_fn", "__dict__", "__weakref__")
+    _output_nr = 0
+    _grad = None
+    _vc = None      # VersionCounter, shared by views; created on first need
+    _base = None    # the tensor a view was taken from
+    _acc = None     # weakref to this leaf's AccumulateGrad
+    _extra = None   # rare state: retains_grad, inference, ...
 
     __array_priority__ = 1000  # numpy scalars/arrays on the left defer to our reflected dunders
 
@@ -253,16 +260,13 @@ class Tensor:
         returned tensor replaces the gradient. Returns a handle with ``remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is None:
-            return add_hook(self._accumulator(), "_tensor_prehooks", hook)
-        fn = self.grad_fn
-        if fn._tensor_prehooks is None:
-            fn._tensor_prehooks = {}
-        per = fn._tensor_prehooks.get(self._output_nr)
+        from .autograd.graph import RemovableHandle, _HookDict
+        node = self.grad_fn if self.grad_fn is not None else self._accumulator()
+        if node._tensor_prehooks is None:
+            node._tensor_prehooks = {}
+        per = node._tensor_prehooks.get(self._output_nr)
         if per is None:
-            from .autograd.graph import _HookDict
-            per = fn._tensor_prehooks[self._output_nr] = _HookDict()
-        from .autograd.graph import RemovableHandle
+            per = node._tensor_prehooks[self._output_nr] = _HookDict()
         handle = RemovableHandle(per)
         per[handle._key] = hook
         return handle
@@ -273,7 +277,7 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        return add_hook(self._accumulator(), "_hooks", hook)
+        return add_hook(self._accumulator(), "_post_acc_hooks", hook)
 
     def _accumulator(self):
         ref = self._acc
@@ -316,16 +320,12 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-def _init(t, arr, grad_fn=None, requires_grad=False, vc=None):
+def _init(t, arr):
     t.data = arr
-    t.requires_grad = requires_grad
-    t.grad_fn = grad_fn
-    t._output_nr = 0
-    t._grad = None
-    t._vc = vc
-    t._base = None
-    t._acc = None
-    t._extra = None if not _grad_state.inference else {"inference": True}
+    t.requires_grad = False
+    t.grad_fn = None
+    if _grad_state.inference:
+        t._extra = {"inference": True}
 
 
 _new = object.__new__
@@ -339,12 +339,10 @@ def _make(arr, vc=None):
     t.data = arr
     t.requires_grad = False
     t.grad_fn = None
-    t._output_nr = 0
-    t._grad = None
-    t._vc = vc
-    t._base = None
-    t._acc = None
-    t._extra = None if not _grad_state.inference else {"inference": True}
+    if vc is not None:
+        t._vc = vc
+    if _grad_state.inference:
+        t._extra = {"inference": True}
     return t
 
 

@@ -5,8 +5,6 @@ import warnings
 
 import numpy as np
 
-from .engine import run_backward
-from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .graph import Node
@@ -108,6 +106,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError("backward: one of the differentiated Tensors in inputs does not "
                                    "require grad")
     grads = _make_grads(outputs, grad_tensors, create_graph, "backward()")
+    from .engine import run_backward
     run_backward(list(outputs), grads, retain_graph, create_graph, inputs=ins, accumulate=True)
 
 
@@ -139,6 +138,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                f"requires_grad=True or call .requires_grad_() on it")
     grads = _make_grads(outs, None if grad_outputs is None else tuple(grad_outputs), create_graph,
                         "autograd.grad()")
+    from .engine import run_backward
     result = run_backward(list(outs), grads, retain_graph, create_graph, inputs=ins,
                           accumulate=False)
     final = []
@@ -158,8 +158,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def __getattr__(name):
+    # function.py and engine.py import Tensor, which imports this package: load them lazily
+    if name in ("Function", "FunctionCtx", "once_differentiable"):
+        from . import function
+        return getattr(function, name)
     if name in ("gradcheck", "gradgradcheck"):
-        from . import gradcheck as _gc
+        # `from . import gradcheck` would recurse (it asks this __getattr__ first), and importing
+        # the submodule binds the name to the module: bind the functions, as torch does
+        import importlib
+        _gc = importlib.import_module(".gradcheck", __name__)
+        globals().update(gradcheck=_gc.gradcheck, gradgradcheck=_gc.gradgradcheck)
         return getattr(_gc, name)
     if name == "functional":
         from . import functional

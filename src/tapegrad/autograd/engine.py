@@ -16,6 +16,8 @@ import heapq
 
 import numpy as np
 
+from .._tensor import Tensor, _make
+from ..ops.shape import sum_to_size
 from .graph import AccumulateGrad
 from .grad_mode import state as _state
 
@@ -80,75 +82,71 @@ def _postorder(roots):
     return out
 
 
-def _reduce_to(g, shape, node, i):
-    """Sum a gradient back to the shape of an input that was broadcast (the one shared helper)."""
+def _fix_grad(node, i, g, e):
+    """Make gradient ``g`` for edge ``e`` fit its input: sum a broadcast gradient back to the
+    input's shape (the one shared place for broadcasting), cast to the input's dtype, or raise
+    naming the node, the input position and both shapes."""
+    if not isinstance(g, Tensor):
+        raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at "
+                        f"index {i}; expected a Tensor or None")
+    shape = e[2]
     gshape = g.data.shape
-    lead = len(gshape) - len(shape)
-    ok = lead >= 0 and all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:]))
-    if not ok:
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got "
-            f"{list(gshape)} but expected shape compatible with {list(shape)}")
-    from ..ops.shape import sum_to_size
-    return sum_to_size(g, shape)
+    if gshape != shape:
+        lead = len(gshape) - len(shape)
+        if lead < 0 or not all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:])):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(gshape)} but expected shape compatible with {list(shape)}")
+        g = sum_to_size(g, shape)
+    if g.data.dtype != e[3]:
+        g = g.to(e[3])
+    return g
 
 
-def _check_grads(node, grads):
+def _fix_count(node, grads):
     edges = node._edges
     if type(grads) is not tuple:
         grads = (grads,)
-    if len(grads) != len(edges):
-        # torch allows extra trailing Nones; anything else is an error naming the Function
-        if len(grads) > len(edges) and all(g is None for g in grads[len(edges):]):
-            grads = grads[:len(edges)]
-        else:
-            raise RuntimeError(
-                f"function {node.name()} returned an incorrect number of gradients (expected "
-                f"{len(edges)}, got {len(grads)}): backward must return one gradient (or None) per "
-                f"argument of forward")
-    from .._tensor import Tensor
-    out = []
-    for i, (e, g) in enumerate(zip(edges, grads)):
-        if g is None or e is None or e[0] is None:
-            out.append(None)
-            continue
-        if type(g) is not Tensor:
-            if not isinstance(g, Tensor):
-                raise TypeError(f"function {node.name()} returned a gradient of type "
-                                f"{type(g).__name__} at index {i}; expected a Tensor or None")
-        arr = g.data
-        if arr.shape != e[2]:
-            g = _reduce_to(g, e[2], node, i)
-        if arr.dtype != e[3]:
-            g = g.to(e[3])
-        out.append(g)
-    return out
+    if len(grads) == len(edges):
+        return grads
+    # torch allows extra trailing Nones; anything else is an error naming the Function
+    if len(grads) > len(edges) and all(g is None for g in grads[len(edges):]):
+        return grads[:len(edges)]
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients (expected {len(edges)}, "
+        f"got {len(grads)}): backward must return one gradient (or None) per argument of forward")
 
 
 def call_node(node, grads):
-    """Run one node's backward on its output gradients; returns checked input gradients."""
+    """Run one node's backward on its output gradients, with its hooks; returns one checked
+    gradient (or None) per forward argument."""
     if node._prehooks is not None:
         for hook in list(node._prehooks.values()):
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if getattr(node, "_materialize", True) and node._out_meta is not None:
+    meta = node._out_meta
+    sp = node._special
+    if meta is not None and (sp is None or sp.get("materialize", True)):
         for k, g in enumerate(grads):
-            if g is None and node._out_meta[k] is not None:
-                from .._tensor import _make
-                shape, dt = node._out_meta[k]
-                grads[k] = _make(np.zeros(shape, dt))
-    result = _check_grads(node, node._run_backward(grads))
+            if g is None and meta[k] is not None:
+                grads[k] = _make(np.zeros(meta[k][0], meta[k][1]))
+    res = _fix_count(node, node._forward_cls.backward(node, *grads))
+    out = []
+    for i, (e, g) in enumerate(zip(node._edges, res)):
+        if g is None or e is None or e[0] is None:
+            out.append(None)
+            continue
+        arr = getattr(g, "data", None)
+        if not isinstance(g, Tensor) or arr.shape != e[2] or arr.dtype != e[3]:
+            g = _fix_grad(node, i, g, e)
+        out.append(g)
     if node._hooks is not None:
         for hook in list(node._hooks.values()):
-            r = hook(tuple(result), tuple(grads))
+            r = hook(tuple(out), tuple(grads))
             if r is not None:
-                result = list(r)
-    return result
-
-
-def _add(a, b):
-    return b if a is None else a + b
+                out = list(r)
+    return out
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, accumulate=True):
@@ -165,7 +163,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
             root_nodes.append(node)
-        buf[t._output_nr] = _add(buf[t._output_nr], g)
+        nr = t._output_nr
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     targets = captures = None
     if inputs is not None:
@@ -177,16 +176,17 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             captures.setdefault(node, []).append((t._output_nr, k, t))
     deps, needed = _collect(root_nodes, targets)
 
-    heap = [(-n._seq, n) for n in root_nodes if deps.get(n, 0) == 0]
+    heap = [(-n._seq, n) for n in root_nodes if n not in deps]
     heapq.heapify(heap)
-    staged = []       # (tensor, grad) committed into .grad after success
+    staged = []       # (tensor, grad): committed into .grad only after the walk succeeded
     captured = [None] * (len(inputs) if inputs is not None else 0)
     ran = []
+    pop, push = heapq.heappop, heapq.heappush
     prev_mode = _state.grad_enabled
     _state.grad_enabled = create_graph
     try:
         while heap:
-            node = heapq.heappop(heap)[1]
+            node = pop(heap)[1]
             grads = buffers.pop(node)
             if node._tensor_prehooks is not None:
                 _run_tensor_prehooks(node, grads)
@@ -198,38 +198,44 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if captures is not None and node in captures:
                 for nr, k, t in captures[node]:
                     captured[k] = grads[nr]
-                    if accumulate and node.__class__ is not AccumulateGrad and grads[nr] is not None:
+                    if accumulate and node.__class__ is not AccumulateGrad and \
+                            grads[nr] is not None:
                         staged.append((t, grads[nr]))
-            if type(node) is AccumulateGrad:
-                if accumulate and (targets is None or node in targets) and grads[0] is not None:
+            if node.__class__ is AccumulateGrad:
+                if accumulate and grads[0] is not None and (targets is None or node in targets):
                     staged.append((node.variable, grads[0]))
                 continue
-            run = targets is None or any(
-                e is not None and e[0] is not None and e[0] in needed for e in node._edges)
-            if not run:
+            edges = node._edges
+            if needed is not None and not any(
+                    e is not None and e[0] is not None and e[0] in needed for e in edges):
                 continue
-            if all(g is None for g in grads):
-                result = None
-            else:
-                ran.append(node)
-                result = call_node(node, grads)
-            for i, e in enumerate(node._edges):
+            res = None
+            for g in grads:
+                if g is not None:
+                    ran.append(node)
+                    res = call_node(node, grads)
+                    break
+            for i, e in enumerate(edges):
                 if e is None:
                     continue
                 nxt = e[0]
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
-                g = result[i] if result is not None else None
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * nxt._n_out
-                if g is not None:
-                    nr = e[1]
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                if res is not None:
+                    g = res[i]
+                    if g is not None:
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * nxt._n_out
+                        nr = e[1]
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    heapq.heappush(heap, (-nxt._seq, nxt))
+                    if nxt not in buffers:
+                        buffers[nxt] = [None] * nxt._n_out
+                    push(heap, (-nxt._seq, nxt))
     finally:
         _state.grad_enabled = prev_mode
     if accumulate:
@@ -253,7 +259,6 @@ def _run_tensor_prehooks(node, grads):
 
 
 def _commit(staged, create_graph, root_grads):
-    from .._tensor import _make
     # a gradient array may be shared (a pass-through node hands the same tensor to two inputs, or
     # the user's `gradient` flows through unchanged); only an array seen once is stolen as .grad
     seen = {id(g.data) for g in root_grads}
@@ -274,8 +279,8 @@ def _commit(staged, create_graph, root_grads):
             t._grad.data += g.data
         if t.grad_fn is None and t._acc is not None:
             acc = t._acc()
-            if acc is not None and acc._hooks is not None:
+            if acc is not None and acc._post_acc_hooks is not None:
                 post.append((acc, t))
     for acc, t in post:
-        for hook in list(acc._hooks.values()):
+        for hook in list(acc._post_acc_hooks.values()):
             hook(t)

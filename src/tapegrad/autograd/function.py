@@ -4,15 +4,18 @@ Built-in ops subclass :class:`ArrayFunction`: ``forward(ctx, *args)`` receives N
 tensor arguments (other arguments as given) and returns arrays; ``backward(ctx, *grads)`` receives
 and returns Tensors and is written with Tensor ops, so it is itself differentiable
 (``create_graph=True``) without a second formula. User Functions subclass :class:`Function`, whose
-forward receives Tensors (run under ``no_grad``) as in torch. Both record the same Node and go
-through the same engine.
+forward receives Tensors (run under ``no_grad``) as in torch. Both record the same Node (which is
+also the ``ctx``) through :func:`record`, and go through the same engine.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from .._tensor import Tensor, _make
 from .grad_mode import state as _state
-from .graph import Node, VersionCounter, user_frame_summary
+from .graph import Node, VersionCounter, format_where, user_frame
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
 
@@ -25,16 +28,27 @@ class BackwardNode(Node):
 
     # -- ctx API -------------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
-        self._to_save = tensors
+        """Keep tensors (inputs or outputs of forward) for backward; read them back with
+        ``ctx.saved_tensors``, which checks they were not modified in place since."""
+        self._saved = tensors
 
     def mark_dirty(self, *tensors):
-        self._dirty = tensors
+        """Declare inputs that forward modified in place (they are returned as outputs)."""
+        self._set_special("dirty", tensors)
 
     def mark_non_differentiable(self, *outputs):
-        self._non_diff = outputs
+        """Declare outputs that get no gradient (e.g. indices)."""
+        self._set_special("non_diff", outputs)
 
     def set_materialize_grads(self, value: bool):
-        self._materialize = bool(value)
+        """With False, backward receives None (not zeros) for outputs that got no gradient."""
+        self._set_special("materialize", bool(value))
+
+    def _set_special(self, key, value):
+        sp = self._special
+        if sp is None:
+            sp = self._special = {}
+        sp[key] = value
 
     @property
     def saved_tensors(self):
@@ -45,12 +59,9 @@ class BackwardNode(Node):
         return tuple(e is not None and e[0] is not None for e in self._edges)
 
     def needs(self, i: int) -> bool:
-        """Whether forward argument ``i`` needs a gradient (a cheap needs_input_grad[i])."""
+        """Whether forward argument ``i`` needs a gradient (a cheap ``needs_input_grad[i]``)."""
         e = self._edges[i]
         return e is not None and e[0] is not None
-
-    def _run_backward(self, grads):
-        return self._forward_cls.backward(self, *grads)
 
 
 class _NullCtx:
@@ -84,10 +95,12 @@ class Function:
     Subclasses define static ``forward(ctx, *args)`` (or ``forward(*args)`` plus
     ``setup_context(ctx, inputs, output)``) and ``backward(ctx, *grad_outputs)`` returning one
     gradient (or None) per forward argument, and are called with ``MyFn.apply(*args)``. The graph
-    node is named ``<ClassName>Backward`` unless the class passes ``name=...``.
+    node is named ``<ClassName>Backward`` unless the class passes ``name=...``. A backward that
+    returns the wrong number of gradients, or one of the wrong shape, raises RuntimeError naming
+    the Function and the input position.
     """
 
-    _tensor_forward = True
+    _view = False
 
     def __init_subclass__(cls, name: str | None = None, scalar_edges: int | None = None,
                           view: bool | None = None, **kwargs):
@@ -99,8 +112,6 @@ class Function:
         cls._backward_cls = type(node_name, (BackwardNode,), attrs)
         if view is not None:
             cls._view = view
-
-    _view = False
 
     @staticmethod
     def forward(ctx, *args):
@@ -117,7 +128,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        from .._tensor import Tensor, _make
         with_grad = False
         if _state.grad_enabled:
             for a in args:
@@ -125,11 +135,10 @@ class Function:
                     with_grad = True
                     break
         ctx = cls._backward_cls() if with_grad else BackwardNode()
-        custom_setup = cls.setup_context is not Function.setup_context
         prev = _state.grad_enabled
         _state.grad_enabled = False
         try:
-            if custom_setup:
+            if cls.setup_context is not Function.setup_context:
                 out = cls.forward(*args)
                 cls.setup_context(ctx, args, out)
             else:
@@ -137,37 +146,28 @@ class Function:
         finally:
             _state.grad_enabled = prev
         single = not isinstance(out, tuple)
-        outs = (out,) if single else out
-        raw = []
-        for o in outs:
-            if isinstance(o, Tensor):
-                raw.append(o)
-            elif isinstance(o, np.ndarray):
-                raw.append(_make(o))
-            else:
-                raw.append(o)
+        outs = [(_make(o) if isinstance(o, np.ndarray) else o) for o in ((out,) if single else out)]
         if not with_grad:
-            return out
-        # an output that is one of the inputs (returned as-is, or dirtied in place) gets a fresh
-        # Tensor object here unless it was marked dirty; dirtied ones are rebased in place
-        dirty = getattr(ctx, "_dirty", ())
+            return outs[0] if single else tuple(outs)
+        sp = ctx._special or {}
+        dirty = sp.get("dirty", ())
         results = []
-        for o in raw:
-            if isinstance(o, Tensor) and any(o is a for a in args) and not any(o is d for d in dirty):
+        for o in outs:
+            # an input returned as-is gets a fresh Tensor object (sharing data) unless it was
+            # marked dirty, in which case it is rebased onto this node in place
+            if isinstance(o, Tensor) and any(o is a for a in args) and \
+                    not any(o is d for d in dirty):
                 o = _make(o.data, vc=o._vc)
             results.append(o)
-        record(ctx, args, args, results, dirty=dirty)
+        record(ctx, args, args, results)
         return results[0] if single else tuple(results)
 
 
 class ArrayFunction(Function):
     """Base of the built-in ops: forward works on NumPy arrays and returns arrays."""
 
-    _tensor_forward = False
-
     @classmethod
     def apply(cls, *args):
-        from .._tensor import Tensor
         arrays = []
         needs = False
         for a in args:
@@ -181,26 +181,21 @@ class ArrayFunction(Function):
             ctx = cls._backward_cls()
             out = cls.forward(ctx, *arrays)
             if type(out) is tuple:
-                outs = [_wrap(o) for o in out]
+                outs = tuple(_make(o) for o in out)
                 record(ctx, args, arrays, outs)
-                return tuple(outs)
-            t = _wrap(out)
+                return outs
+            t = _make(out)
             record(ctx, args, arrays, (t,))
             if cls._view:
                 _share_version(t, args[0])
             return t
         out = cls.forward(NULL_CTX, *arrays)
         if type(out) is tuple:
-            return tuple(_wrap(o) for o in out)
-        t = _wrap(out)
+            return tuple(_make(o) for o in out)
+        t = _make(out)
         if cls._view:
             _share_version(t, args[0])
         return t
-
-
-def _wrap(arr):
-    from .._tensor import _make
-    return _make(arr)
 
 
 def _share_version(view, base):
@@ -211,58 +206,65 @@ def _share_version(view, base):
     view._base = base if base._base is None else base._base
 
 
-def record(node, args, fwd_inputs, outputs, dirty=()):
-    """Attach ``node`` to the graph: edges to the inputs, saved tensors, grad_fn on the outputs."""
-    from .._tensor import Tensor
+def record(node, args, fwd_inputs, outputs):
+    """Attach ``node`` to the graph: one edge per argument, saved tensors, grad_fn on outputs."""
     edges = []
     for a in args:
         if isinstance(a, Tensor):
+            arr = a.data
             if a.requires_grad:
                 fn = a.grad_fn
                 if fn is None:
-                    edges.append((a._accumulator(), 0, a.data.shape, a.data.dtype))
+                    ref = a._acc
+                    fn = ref() if ref is not None else None
+                    if fn is None:
+                        fn = a._accumulator()
+                    edges.append((fn, 0, arr.shape, arr.dtype))
                 else:
-                    edges.append((fn, a._output_nr, a.data.shape, a.data.dtype))
+                    edges.append((fn, a._output_nr, arr.shape, arr.dtype))
             else:
-                edges.append((None, 0, a.data.shape, a.data.dtype))
+                edges.append((None, 0, arr.shape, arr.dtype))
         else:
             edges.append(None)
     node._edges = edges
-    non_diff = getattr(node, "_non_diff", None) if "_non_diff" in node.__dict__ else None
-    n = 0
-    out_meta = []
-    for o in outputs:
-        if isinstance(o, Tensor):
-            if non_diff is not None and any(o is d or o.data is d for d in non_diff):
-                out_meta.append(None)
-            else:
-                if o.data.dtype.kind not in "fc":
-                    out_meta.append(None)
-                else:
-                    if any(o is d for d in dirty):
-                        _rebase_dirty(o)
-                    o.grad_fn = node
-                    o._output_nr = n
-                    o.requires_grad = True
-                    out_meta.append((o.data.shape, o.data.dtype))
-        else:
-            out_meta.append(None)
-        n += 1
-    node._n_out = n
-    node._out_meta = out_meta
-    to_save = node.__dict__.pop("_to_save", None)
-    if to_save is not None:
-        node._saved = _pack(node, to_save, args, fwd_inputs, outputs)
+    sp = node._special
+    if len(outputs) == 1 and sp is None:
+        o = outputs[0]
+        if o.data.dtype.kind == "f":
+            o.grad_fn = node
+            o.requires_grad = True
+    else:
+        _record_outputs(node, outputs, sp or {})
+    if node._saved is not None:
+        node._saved = _pack(node, node._saved, args, fwd_inputs, outputs)
 
 
-def _rebase_dirty(t):
-    vc = t._vc
-    if vc is None:
-        vc = t._vc = VersionCounter()
-    vc.v += 1
+def _record_outputs(node, outputs, sp):
+    non_diff = sp.get("non_diff", ())
+    dirty = sp.get("dirty", ())
+    meta = []
+    for n, o in enumerate(outputs):
+        if not isinstance(o, Tensor) or o.data.dtype.kind != "f" or \
+                any(o is d or o.data is d for d in non_diff):
+            meta.append(None)
+            continue
+        if any(o is d for d in dirty):
+            vc = o._vc
+            if vc is None:
+                vc = o._vc = VersionCounter()
+            vc.v += 1
+        o.grad_fn = node
+        o._output_nr = n
+        o.requires_grad = True
+        meta.append((o.data.shape, o.data.dtype))
+    node._n_out = len(outputs)
+    node._out_meta = meta
 
 
 def _pack(node, items, args, fwd_inputs, outputs):
+    """Saved items become ("i", input_tensor, version, where), ("o", array, version_counter,
+    version, output_nr, where) or ("c", constant). Outputs are kept as arrays, not Tensors, so a
+    node never holds a tensor whose grad_fn is itself (no reference cycle)."""
     saved = []
     where = None
     for item in items:
@@ -273,42 +275,45 @@ def _pack(node, items, args, fwd_inputs, outputs):
             saved.append(("c", item))
             continue
         for i, f in enumerate(fwd_inputs):
-            if item is f and hasattr(args[i], "_vc"):
+            if item is f and isinstance(args[i], Tensor):
                 t = args[i]
-                vc = t._vc
-                if t._extra is not None and t._extra.get("inference"):
+                ex = t._extra
+                if ex is not None and ex.get("inference"):
                     raise RuntimeError(
-                        f"{node.name()}: cannot save an inference tensor (shape {tuple(t.shape)}, "
-                        f"{t.dtype}) for backward: it was created under tapegrad.inference_mode(). "
-                        "Make it outside inference_mode, or use .clone() on it outside that mode.")
+                        f"{node.name()}: cannot save an inference tensor (shape "
+                        f"{list(t.data.shape)}, {t.dtype}) for backward: it was created under "
+                        f"tapegrad.inference_mode(). Create it outside inference_mode, or use "
+                        f".clone() on it outside that mode.")
                 if where is None:
-                    where = user_frame_summary()
+                    where = user_frame()
+                vc = t._vc
                 saved.append(("i", t, vc.v if vc is not None else 0, where))
                 break
         else:
             for j, o in enumerate(outputs):
-                if item is o or (hasattr(o, "data") and item is o.data):
+                if isinstance(o, Tensor) and (item is o or item is o.data):
                     vc = o._vc
                     if vc is None:
                         vc = o._vc = VersionCounter()
                     if where is None:
-                        where = user_frame_summary()
+                        where = user_frame()
                     saved.append(("o", o.data, vc, vc.v, j, where))
                     break
             else:
-                saved.append(("c", item.data if hasattr(item, "_vc") else item))
+                saved.append(("c", item.data if isinstance(item, Tensor) else item))
     return saved
 
 
-def _version_error(node, i, shape, dtype, expected, actual, where_saved, vc):
-    modified = vc.where if vc is not None and vc.where else "<unknown>"
+def version_error(node, i, shape, dtype, expected, actual, where_saved, vc):
+    """The in-place error: which saved tensor, which node, both versions, both source lines."""
+    modified = format_where(vc.where) if vc is not None and vc.where is not None else "<unknown>"
     return RuntimeError(
         f"one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: saved tensor {i} of {node.name()} (shape {list(shape)}, dtype "
         f"tapegrad.{np.dtype(dtype).name}) is at version {actual}; expected version {expected} "
-        f"instead.\n  saved by the forward op at: {where_saved}\n  modified in place at:    "
-        f"{modified}\nFix: do the in-place op on a .clone(), or use the out-of-place form "
-        f"(x = x.add(1) instead of x.add_(1)).")
+        f"instead.\n  saved by the forward op at: {format_where(where_saved)}\n  modified in "
+        f"place at:    {modified}\nFix: do the in-place op on a .clone(), or use the out-of-place "
+        f"form (x = x.add(1) instead of x.add_(1)).")
 
 
 def freed_error(node):
@@ -321,11 +326,11 @@ def freed_error(node):
 
 
 def unpack_saved(node):
-    from .._tensor import _make
+    """The node's saved tensors, checked against the versions recorded when they were saved."""
     saved = node._saved
-    if node._freed:
-        raise freed_error(node)
     if saved is None:
+        if node._freed:
+            raise freed_error(node)
         return ()
     out = []
     for i, e in enumerate(saved):
@@ -336,57 +341,53 @@ def unpack_saved(node):
         if kind == "i":
             t = e[1]
             vc = t._vc
-            v = vc.v if vc is not None else 0
-            if v != e[2]:
-                raise _version_error(node, i, t.data.shape, t.data.dtype, e[2], v, e[3], vc)
+            if vc is not None and vc.v != e[2]:
+                raise version_error(node, i, t.data.shape, t.data.dtype, e[2], vc.v, e[3], vc)
             out.append(t)
         elif kind == "o":
             arr, vc = e[1], e[2]
             if vc.v != e[3]:
-                raise _version_error(node, i, arr.shape, arr.dtype, e[3], vc.v, e[5], vc)
-            t = _make(arr, vc=vc)
+                raise version_error(node, i, arr.shape, arr.dtype, e[3], vc.v, e[5], vc)
+            t = _make(arr, vc)
             if arr.dtype.kind == "f":
                 t.grad_fn = node
                 t._output_nr = e[4]
                 t.requires_grad = True
             out.append(t)
         else:
-            out.append(_make(e[1]) if isinstance(e[1], np.ndarray) else e[1])
+            v = e[1]
+            out.append(_make(v) if isinstance(v, np.ndarray) else v)
     return tuple(out)
 
 
 def once_differentiable(fn):
     """Decorator for a custom backward that is not itself differentiable: under
-    ``create_graph=True`` its results are marked so that a second backward through them raises."""
-    import functools
+    ``create_graph=True`` its results are connected to the gradients it received through a node
+    whose backward raises, so differentiating them again fails loudly instead of silently."""
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         from .grad_mode import no_grad
         with no_grad():
             outs = fn(ctx, *args)
-        if not _state.grad_enabled:
-            return outs
-        from .._tensor import Tensor
-        needs = any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        if not needs:
+        req = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        if not _state.grad_enabled or not req:
             return outs
         single = not isinstance(outs, tuple)
-        res = []
-        for o in ((outs,) if single else outs):
-            if isinstance(o, Tensor):
-                o = _OnceDifferentiable.apply(o)
-            res.append(o)
+        res = [(_DelayedError.apply(o, *req) if isinstance(o, Tensor) else o)
+               for o in ((outs,) if single else outs)]
         return res[0] if single else tuple(res)
     return wrapper
 
 
-class _OnceDifferentiable(ArrayFunction, name="DelayedError"):
-    @staticmethod
-    def forward(ctx, x):
-        return x.copy()
+class _DelayedError(Function, name="DelayedError"):
+    """Marks a once_differentiable result: forward is identity, backward raises."""
 
     @staticmethod
-    def backward(ctx, g):
+    def forward(ctx, x, *inputs):
+        return _make(x.data.copy())
+
+    @staticmethod
+    def backward(ctx, *grads):
         raise RuntimeError("trying to differentiate twice a function that was marked with "
                            "@once_differentiable: its backward is not itself differentiable")

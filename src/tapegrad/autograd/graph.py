@@ -21,14 +21,35 @@ _acc_seq = itertools.count(_ACC_SEQ_BASE)
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def user_frame_summary() -> str:
-    """``file:line`` of the innermost frame outside the tapegrad package (for error messages)."""
-    f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+_in_pkg: dict = {}
+
+
+def user_frame():
+    """(code, line) of the innermost frame outside the tapegrad package; cheap enough to take on
+    every recorded op (a dict lookup per frame), and formatted only when an error needs it."""
+    f = sys._getframe(2)
+    cache = _in_pkg
+    while f is not None:
+        code = f.f_code
+        inside = cache.get(code)
+        if inside is None:
+            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            return code, f.f_lineno
         f = f.f_back
-    if f is None:
+    return None
+
+
+def format_where(where) -> str:
+    if where is None:
         return "<unknown>"
-    return f"{f.f_code.co_filename}:{f.f_lineno}"
+    code, line = where
+    return f"{code.co_filename}:{line} (in {code.co_name})"
+
+
+def user_frame_summary() -> str:
+    """``file:line`` of the innermost frame outside the tapegrad package."""
+    return format_where(user_frame())
 
 
 class VersionCounter:
@@ -86,22 +107,24 @@ class Node:
     the ``AccumulateGrad`` of a leaf that requires grad, or ``(None, 0)``.
     """
 
-    __slots__ = ("_edges", "_seq", "_saved", "_n_out", "_freed", "_hooks", "_prehooks",
-                 "_tensor_prehooks", "_retain", "_out_meta", "__dict__", "__weakref__")
+    # hot state in slots; rarely-set state (hooks, retain_grad, multi-output metadata) lives in
+    # the instance dict only when set, with these class attributes as defaults
+    __slots__ = ("_edges", "_seq", "_saved", "_n_out", "__dict__", "__weakref__")
 
     _scalar_edges = 0  # leading argument positions shown in next_functions even when numbers
+    _freed = False
+    _hooks = None
+    _prehooks = None
+    _tensor_prehooks = None
+    _retain = None
+    _out_meta = None
+    _special = None
 
     def __init__(self):
         self._edges = ()
         self._seq = next(_seq)
         self._saved = None
         self._n_out = 1
-        self._freed = False
-        self._hooks = None
-        self._prehooks = None
-        self._tensor_prehooks = None
-        self._retain = None
-        self._out_meta = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -137,18 +160,13 @@ class AccumulateGrad(Node):
     """The node through which a leaf that requires grad receives its gradient."""
 
     __slots__ = ("variable",)
+    _post_acc_hooks = None
 
     def __init__(self, variable):
         self._edges = ()
         self._seq = next(_acc_seq)
         self._saved = None
         self._n_out = 1
-        self._freed = False
-        self._hooks = None
-        self._prehooks = None
-        self._tensor_prehooks = None
-        self._retain = None
-        self._out_meta = None
         self.variable = variable
 
     @property
