@@ -35,6 +35,7 @@ class Tensor:
     _grad = None
     _vc = None      # VersionCounter, shared by views; created on first need
     _base = None    # the tensor a view was taken from
+    _view_chain = ()  # ((view Function, extra args), ...) re-deriving this view from _base
     _acc = None     # weakref to this leaf's AccumulateGrad
     _extra = None   # rare state: retains_grad, inference, ...
 

@@ -187,23 +187,32 @@ class ArrayFunction(Function):
             t = _make(out)
             record(ctx, args, arrays, (t,))
             if cls._view:
-                _share_version(t, args[0])
+                _share_version(t, cls, args)
             return t
         out = cls.forward(NULL_CTX, *arrays)
         if type(out) is tuple:
             return tuple(_make(o) for o in out)
         t = _make(out)
         if cls._view:
-            _share_version(t, args[0])
+            _share_version(t, cls, args)
         return t
 
 
-def _share_version(view, base):
+def _share_version(view, cls, args):
+    """A view shares its base's version counter, and remembers how to re-derive it from the
+    root base (``_view_chain``), which an in-place write through the view needs (CopySlices)."""
+    base = args[0]
     vc = base._vc
     if vc is None:
         vc = base._vc = VersionCounter()
     view._vc = vc
-    view._base = base if base._base is None else base._base
+    step = (cls, args[1:])
+    if base._base is None:
+        view._base = base
+        view._view_chain = (step,)
+    else:
+        view._base = base._base
+        view._view_chain = base._view_chain + (step,)
 
 
 def record(node, args, fwd_inputs, outputs):

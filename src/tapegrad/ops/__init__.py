@@ -4,6 +4,6 @@ Importing this package attaches each op to the ``tapegrad`` namespace and to ``T
 :func:`tapegrad.ops._registry.op`.
 """
 from . import _registry  # noqa: F401
-from . import pointwise, reduction, shape, indexing, linalg, nn_ops  # noqa: F401
+from . import pointwise, reduction, shape, indexing, linalg, nn_ops, inplace  # noqa: F401
 
 PUBLIC = _registry.PUBLIC

@@ -52,6 +52,9 @@ def convert_index(index, shape):
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              f"Variables are valid indices (got {type(item).__name__})")
     _check_bounds(out, shape)
+    if basic and Ellipsis not in out:
+        # a trailing Ellipsis makes NumPy return a 0-d view instead of a scalar copy
+        out.append(Ellipsis)
     idx = tuple(out)
     if not basic:
         return idx, False, "IndexBackward0"

@@ -1,0 +1,429 @@
+"""In-place ops (``add_``, ``mul_``, ``x[i] = v``, ...), version counters and history rebasing.
+
+An in-place op reuses the out-of-place op's Function (one derivative per op): it computes the
+result out of place, writes it into the tensor's storage, bumps the storage's version counter
+(recording the user's source line), and, when recording, *rebases* the tensor's history so that its
+``grad_fn`` is the new node (``AddBackward0`` after ``add_``). If that node saved the old value of
+the tensor, a copy of the old value is kept instead (torch's ``original_self``), since the storage
+now holds the new one.
+
+Writing through a view of a tensor that is recorded rebases the *base* onto a ``CopySlices`` node
+(gradient: the view's region comes from the in-place op's node, the rest passes through) and the
+view onto a fresh view of the new base, as torch does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.function import NULL_CTX, ArrayFunction
+from ..autograd.grad_mode import state as _state
+from ..autograd.graph import VersionCounter, user_frame
+from . import pointwise as P
+from ._registry import op
+from ._util import Tensor, _make, check_operand
+from .indexing import convert_index
+
+
+def _name(x):
+    return f"a tensor of shape {list(x.data.shape)} and dtype {x.dtype}"
+
+
+def check_writable(x, opname):
+    """Raise before anything changes: leaf/view-of-leaf rules (with grad mode on) and storage that
+    cannot be written (an expanded tensor)."""
+    if _state.grad_enabled:
+        if x.grad_fn is None and x.requires_grad:
+            raise RuntimeError(
+                f"a leaf Variable that requires grad is being used in an in-place operation. "
+                f"({opname} on {_name(x)}.) For a parameter update, wrap it in "
+                f"`with tapegrad.no_grad():`; otherwise call .clone() first and modify the copy.")
+        b = x._base
+        if b is not None and b.grad_fn is None and b.requires_grad:
+            raise RuntimeError(
+                f"a view of a leaf Variable that requires grad is being used in an in-place "
+                f"operation. ({opname} on a view of shape {list(x.data.shape)} of a leaf of shape "
+                f"{list(b.data.shape)} and dtype {b.dtype}.) Wrap it in `with tapegrad.no_grad():` "
+                f"for a parameter update, or .clone() the leaf first.")
+    if not x.data.flags.writeable:
+        raise RuntimeError(
+            f"unsupported operation: more than one element of the written-to tensor refers to a "
+            f"single memory location. Please clone() the tensor before performing the operation. "
+            f"({opname} on {_name(x)}, which is an expanded view or otherwise read-only.)")
+
+
+def bump(x):
+    """Record one in-place change of x's storage (shared with its views and detach())."""
+    vc = x._vc
+    if vc is None:
+        vc = x._vc = VersionCounter()
+    vc.v += 1
+    vc.where = user_frame()
+    return vc
+
+
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _check_cast(result, x, opname):
+    rd = _dtype.from_numpy_dtype(result.dtype)
+    xd = _dtype.from_numpy_dtype(x.data.dtype)
+    if rd._cat > xd._cat:
+        raise RuntimeError(
+            f"result type {_TORCH_NAMES[rd.name]} can't be cast to the desired output type "
+            f"{_TORCH_NAMES[xd.name]} ({opname} on {_name(x)}: the result is {rd}; use the "
+            f"out-of-place op, or convert the tensor first, e.g. x = x.float())")
+
+
+def inplace(x, F, args, opname):
+    """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
+    check_writable(x, opname)
+    recording = _state.grad_enabled and (
+        x.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
+    if not recording:
+        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        r = F.forward(NULL_CTX, x.data, *arrays)
+        r = np.asarray(r)
+        _check_cast(r, x, opname)
+        np.copyto(x.data, r, casting="unsafe")
+        bump(x)
+        return x
+    old = _alias(x)
+    r = F.apply(old, *args)
+    _check_cast(r.data, x, opname)
+    _write_and_rebase(x, old, r)
+    return x
+
+
+def _alias(x):
+    """A tensor standing for x's current (pre-write) value and history."""
+    vc = x._vc
+    if vc is None:
+        vc = x._vc = VersionCounter()
+    a = _make(x.data, vc)
+    a.grad_fn = x.grad_fn
+    a._output_nr = x._output_nr
+    a.requires_grad = x.requires_grad
+    if x.grad_fn is None and x.requires_grad:
+        a._acc = x._acc
+    return a
+
+
+def _write_and_rebase(x, old, r):
+    node = r.grad_fn
+    saved = node._saved if node is not None else None
+    if saved is not None:
+        for k, e in enumerate(saved):
+            # the node saved the pre-write value of x: keep a copy (torch's original_self)
+            if e is not None and e[0] == "i" and e[1] is old:
+                saved[k] = ("i", _make(x.data.copy()), 0, e[3])
+    np.copyto(x.data, r.data, casting="unsafe")
+    vc = bump(x)
+    if saved is not None:
+        for k, e in enumerate(saved):
+            # a saved result now lives in x's storage: tie it to x's version counter, as torch
+            if e is not None and e[0] == "o":
+                saved[k] = ("o", x.data, vc, vc.v, e[4], e[5])
+    if x._base is not None:
+        _copy_slices(x, r)
+    else:
+        x.grad_fn = node
+        x._output_nr = r._output_nr
+        x.requires_grad = r.requires_grad
+
+
+class CopySlices(ArrayFunction, name="CopySlices"):
+    """The base of a view that was written in place. Arguments: the base (its values already
+    updated), the new view values, the view chain. Gradient: the view's region of grad goes to the
+    new values; the rest passes to the old base."""
+
+    @staticmethod
+    def forward(ctx, base, view_values, chain):
+        ctx.chain = chain
+        return base
+
+    @staticmethod
+    def backward(ctx, g):
+        mask = np.ones(g.data.shape, g.data.dtype)
+        region = mask
+        for cls, extra in ctx.chain:
+            region = cls.forward(NULL_CTX, region, *extra)
+        region[...] = 0
+        gv = g
+        for cls, extra in ctx.chain:
+            gv = cls.apply(gv, *extra)
+        return g * _make(mask), gv, None
+
+
+def _copy_slices(view, r):
+    base = view._base
+    balias = _alias(base)
+    cs = CopySlices.apply(balias, r, view._view_chain)
+    base.grad_fn = cs.grad_fn
+    base._output_nr = 0
+    base.requires_grad = cs.requires_grad
+    # the view now reads from the new base: re-derive its history from it
+    v = base
+    for cls, extra in view._view_chain:
+        v = cls.apply(v, *extra)
+    view.grad_fn = v.grad_fn
+    view._output_nr = v._output_nr
+    view.requires_grad = v.requires_grad
+
+
+# ---- Functions only in-place ops need ----------------------------------------------------------
+class Copy(ArrayFunction, name="CopyBackwards"):
+    """self.copy_(src): src's values, broadcast. Gradient: zero to self, grad to src (summed back
+    to src's shape and cast to its dtype by the engine)."""
+
+    @staticmethod
+    def forward(ctx, x, src):
+        return np.broadcast_to(src, x.shape).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0.0, g
+
+
+class Zero(ArrayFunction, name="ZeroBackward0"):
+    """self.zero_(). Gradient: zero."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.zeros_like(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0.0
+
+
+class Fill(ArrayFunction, name="FillBackward2"):
+    """self.fill_(number). Gradient: zero."""
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return np.full_like(x, value)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0.0, None
+
+
+class FillTensor(ArrayFunction, name="FillBackward3"):
+    """self.fill_(0-d tensor). Gradient: zero to self, the sum of grad to the value."""
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return np.full_like(x, value)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0.0, g.sum()
+
+
+class MaskedFill(ArrayFunction, name="MaskedFillBackward0"):
+    """self.masked_fill_(mask, value). Gradient: grad where not mask to self; sum of grad where
+    mask to a tensor value. ``mask`` is passed as an array (no edge)."""
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        ctx.mask = np.broadcast_to(mask, x.shape)
+        return np.where(ctx.mask, value, x).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        keep = _make(~ctx.mask)
+        return g * keep, None, (g * _make(ctx.mask)).sum()
+
+
+class IndexPut(ArrayFunction, name="IndexPutBackward0"):
+    """self[idx] = values (advanced index). Gradient: grad with zeros at idx to self; grad[idx]
+    (summed back to the values' shape) to the values."""
+
+    @staticmethod
+    def forward(ctx, x, values, idx):
+        ctx.idx = idx
+        out = x.copy()
+        out[idx] = values
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        mask = np.ones(g.data.shape, g.data.dtype)
+        mask[ctx.idx] = 0
+        return g * _make(mask), g[ctx.idx], None
+
+
+# ---- public in-place ops ------------------------------------------------------------------------
+def _binary_inplace(name, F, scalar_F=None):
+    def f(self, other, *, alpha=1):
+        other = check_operand(other, name)
+        args = (other,) if alpha == 1 else (other, alpha)
+        return inplace(self, F, args, name)
+    f.__name__ = name
+    f.__doc__ = f"In-place ``{name[:-1]}``: writes the result into self and returns self."
+    return op(name, namespace=False)(f)
+
+
+add_ = _binary_inplace("add_", P.Add)
+sub_ = _binary_inplace("sub_", P.Sub)
+
+
+@op("mul_", namespace=False)
+def mul_(self, other):
+    """In-place multiply; returns self."""
+    return inplace(self, P.Mul, (check_operand(other, "mul_"),), "mul_")
+
+
+@op("div_", namespace=False)
+def div_(self, other):
+    """In-place true division; returns self (RuntimeError on an integer tensor)."""
+    return inplace(self, P.Div, (check_operand(other, "div_"),), "div_")
+
+
+@op("pow_", namespace=False)
+def pow_(self, exponent):
+    """In-place power; returns self."""
+    exponent = check_operand(exponent, "pow_")
+    F = P.PowTensor if isinstance(exponent, Tensor) else P.PowScalar
+    return inplace(self, F, (exponent,), "pow_")
+
+
+def _unary_inplace(name, F):
+    def f(self):
+        return inplace(self, F, (), name)
+    f.__name__ = name
+    f.__doc__ = f"In-place ``{name[:-1]}``; returns self."
+    return op(name, namespace=name in ("relu_", "sigmoid_", "tanh_", "exp_", "sqrt_"))(f)
+
+
+neg_ = _unary_inplace("neg_", P.Neg)
+exp_ = _unary_inplace("exp_", P.Exp)
+log_ = _unary_inplace("log_", P.Log)
+sqrt_ = _unary_inplace("sqrt_", P.Sqrt)
+abs_ = _unary_inplace("abs_", P.Abs)
+sin_ = _unary_inplace("sin_", P.Sin)
+cos_ = _unary_inplace("cos_", P.Cos)
+relu_ = _unary_inplace("relu_", P.Relu)
+sigmoid_ = _unary_inplace("sigmoid_", P.Sigmoid)
+tanh_ = _unary_inplace("tanh_", P.Tanh)
+reciprocal_ = _unary_inplace("reciprocal_", P.Reciprocal)
+
+
+@op("clamp_", namespace=False, aliases=("clip_",))
+def clamp_(self, min=None, max=None):  # noqa: A002
+    """In-place clamp; returns self."""
+    if min is None and max is None:
+        raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
+    F = P.ClampTensor if isinstance(min, Tensor) or isinstance(max, Tensor) else P.Clamp
+    return inplace(self, F, (min, max), "clamp_")
+
+
+@op("zero_", namespace=False)
+def zero_(self):
+    """Fill with zeros in place; returns self."""
+    return inplace(self, Zero, (), "zero_")
+
+
+@op("fill_", namespace=False)
+def fill_(self, value):
+    """Fill with ``value`` (a number or a 0-d tensor) in place; returns self."""
+    if isinstance(value, Tensor):
+        if value.data.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.data.ndim} dimensions.")
+        return inplace(self, FillTensor, (value,), "fill_")
+    return inplace(self, Fill, (value,), "fill_")
+
+
+@op("copy_", namespace=False)
+def copy_(self, src, non_blocking=False):
+    """Copy ``src``'s values (broadcast, cast to self's dtype) into self; returns self."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    try:
+        np.broadcast_shapes(src.data.shape, self.data.shape)
+        if np.broadcast_shapes(src.data.shape, self.data.shape) != self.data.shape:
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"copy_: the size of src {list(src.data.shape)} must be broadcastable "
+                           f"to self's size {list(self.data.shape)}") from None
+    if self.data.dtype.kind != "f" and src.requires_grad and _state.grad_enabled:
+        return _plain_write(self, src.data)
+    return inplace(self, Copy, (src,), "copy_")
+
+
+def _plain_write(x, arr):
+    check_writable(x, "copy_")
+    np.copyto(x.data, np.broadcast_to(arr, x.data.shape), casting="unsafe")
+    bump(x)
+    return x
+
+
+@op("masked_fill_", namespace=False)
+def masked_fill_(self, mask, value):
+    """Set elements where ``mask`` (bool, broadcastable) is True to ``value``; returns self."""
+    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.from_numpy_dtype(m.dtype)}")
+    return inplace(self, MaskedFill, (m, value), "masked_fill_")
+
+
+@op("masked_fill")
+def masked_fill(input, mask, value):
+    """Out-of-place masked_fill: a copy with elements where ``mask`` is True set to ``value``."""
+    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    return MaskedFill.apply(input, m, value)
+
+
+def setitem(self, index, value):
+    """``tensor[index] = value`` (a number or a tensor, broadcast): an in-place write, recorded as
+    CopySlices (basic index) or IndexPutBackward0 (masks, integer arrays) as in torch."""
+    idx, basic, _ = convert_index(index, self.data.shape)
+    if not isinstance(value, Tensor):
+        if isinstance(value, (list, tuple, np.ndarray)):
+            value = _make(np.asarray(value, dtype=self.data.dtype))
+    recording = _state.grad_enabled and (
+        self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if not recording:
+        check_writable(self, "__setitem__")
+        v = value.data if isinstance(value, Tensor) else value
+        self.data[idx] = v
+        bump(self)
+        return
+    if basic and all(i is Ellipsis or i == slice(None) for i in idx):
+        target = self
+    elif basic:
+        target = self[index]
+    if basic:
+        view = target
+        if isinstance(value, Tensor):
+            copy_(view, value)
+        else:
+            fill_(view, value)
+        return
+    check_writable(self, "__setitem__")
+    if not isinstance(value, Tensor):
+        value = _make(np.asarray(value, dtype=self.data.dtype))
+    old = _alias(self)
+    r = IndexPut.apply(old, value, idx)
+    _write_and_rebase(self, old, r)
+
+
+Tensor.__setitem__ = setitem
+
+
+def _iop(fn):
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.ndarray)):
+            return NotImplemented
+        return fn(self, other)
+    return method
+
+
+Tensor.__iadd__ = _iop(add_)
+Tensor.__isub__ = _iop(sub_)
+Tensor.__imul__ = _iop(mul_)
+Tensor.__itruediv__ = _iop(div_)
