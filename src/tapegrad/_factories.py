@@ -2,17 +2,18 @@
 
 Every factory returns a fresh leaf :class:`~tapegrad.Tensor` on the CPU and takes the keyword
 arguments torch's does: ``dtype=None`` (a tapegrad dtype, a NumPy dtype or a Python type),
-``device=None`` (only ``None`` or ``'cpu'``: anything else raises RuntimeError, tapegrad has no other
-device) and ``requires_grad=False`` (``True`` on an integer or bool result raises RuntimeError).
+``device=None`` (only ``None`` or ``'cpu'``: anything else raises RuntimeError, tapegrad has no
+other device) and ``requires_grad=False`` (``True`` on an integer or bool result raises
+RuntimeError).
 
 Dtype inference follows ``torch.tensor``: Python floats give the default dtype (float32 unless
 :func:`tapegrad.set_default_dtype` changed it), Python ints int64, bools bool; NumPy arrays, NumPy
 scalars and tensors keep their dtype; a sequence gets the promotion of all its elements.
 
-Random factories draw from a :class:`Generator` (``generator=None`` means :data:`default_generator`).
-A Generator wraps NumPy's ``Generator(PCG64(seed))``: the streams differ from torch's, but the same
-seed always gives the same numbers. Like torch, every generator starts from the seed
-67280421310721, so a program that never seeds is still reproducible.
+Random factories draw from a :class:`Generator` (``generator=None`` means
+:data:`default_generator`). A Generator wraps NumPy's ``Generator(PCG64(seed))``: the streams
+differ from torch's, but the same seed always gives the same numbers. Like torch, every generator
+starts from the seed 67280421310721, so a program that never seeds is still reproducible.
 """
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def _finish(arr, requires_grad):
 
 
 def _size(args, size, name):
-    """Normalise ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)`` or ``f(size=...)`` to a tuple.
+    """Normalise ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(Size)``, ``f(size=...)`` to a tuple.
 
     TypeError for no size or non-integer entries; RuntimeError for negative entries."""
     if size is not None:
@@ -185,6 +186,24 @@ def _cast(arr, npd):
     return arr.astype(npd, order="C")
 
 
+def _check_overflow(arr, target):
+    """torch's check when Python numbers are stored into an integer dtype: RuntimeError for a
+    value outside the dtype's range (NaN and inf included); uint8 also takes ints down to -255,
+    which wrap around. Bool targets take anything."""
+    npd = target.np
+    if npd.kind not in "iu" or arr.size == 0 or arr.dtype.kind == "b":
+        return
+    info = np.iinfo(npd)
+    lo = -info.max if npd.kind == "u" and arr.dtype.kind in "iu" else info.min
+    if arr.dtype.kind == "f":
+        bad = bool(np.isnan(arr).any())
+    else:
+        bad = False
+    if bad or arr.min() < lo or arr.max() > info.max:
+        raise RuntimeError(f"value cannot be converted to type {npd} without overflow "
+                           f"(the {target} range is [{info.min}, {info.max}])")
+
+
 # ---------------------------------------------------------------------------------------------
 # data -> ndarray with torch's inference
 # ---------------------------------------------------------------------------------------------
@@ -262,9 +281,9 @@ def _walk(seq, dim, shape, kinds, state):
         else:
             if isinstance(x, (str, bytes)):
                 raise ValueError(f"too many dimensions '{type(x).__name__}'")
-            raise ValueError(f"ragged nested sequence: expected sequence of length {shape[dim + 1]} "
-                             f"at dim {dim + 1} (as in the first element) but got a "
-                             f"{type(x).__name__}")
+            raise ValueError(f"ragged nested sequence: expected sequence of length "
+                             f"{shape[dim + 1]} at dim {dim + 1} (as in the first element) but "
+                             f"got a {type(x).__name__} ({x!r})")
 
 
 def _plain(seq):
@@ -323,7 +342,8 @@ def _to_array(data, dtype=None) -> np.ndarray:
     ``dtype``: Python float -> default dtype, int -> int64, bool -> bool, a sequence -> the
     promotion of its elements (``[1, 2.0]`` -> float32, ``[True, 1]`` -> int64), arrays/NumPy
     scalars/Tensors keep their dtype (uint16/32/64 arrays become int64). With ``dtype`` the values
-    are converted (float -> int truncates toward zero, like torch).
+    are converted (float -> int truncates toward zero, like torch); Python numbers outside an
+    integer dtype's range raise RuntimeError like torch (arrays and tensors are cast unchecked).
 
     Raises ValueError for ragged sequences ("expected sequence of length 2 at dim 1 (got 1)") and
     for multi-element tensors inside a list; TypeError for unsupported NumPy dtypes (object, str,
@@ -339,7 +359,9 @@ def _to_array(data, dtype=None) -> np.ndarray:
             except OverflowError:
                 raise ValueError(f"Overflow when unpacking long long: {data} does not fit in "
                                  f"int64") from None
-        return _cast(np.array(data, dtype=inferred.np), target.np)
+        arr = np.array(data, dtype=inferred.np)
+        _check_overflow(arr, target)
+        return _cast(arr, target.np)
     if t is np.ndarray or isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
         src = _np_dtype_to_tg(arr.dtype)
@@ -357,7 +379,8 @@ def _to_array(data, dtype=None) -> np.ndarray:
         # cast (float -> int truncates, int -> uint8 wraps, like torch)
         build = target if target is not None and target.is_floating_point else inferred
         try:
-            arr = np.array(plain, dtype=build.np)
+            with np.errstate(over="ignore"):  # huge floats become inf, as in torch
+                arr = np.array(plain, dtype=build.np)
         except OverflowError:
             raise ValueError("Overflow when unpacking long long: an int in the data does not fit "
                              f"in {build}") from None
@@ -365,6 +388,7 @@ def _to_array(data, dtype=None) -> np.ndarray:
             raise ValueError(f"could not build an array of shape {list(shape)} from the data "
                              f"(got {list(arr.shape)})")
         if target is not None and target is not build:
+            _check_overflow(arr, target)
             arr = _cast(arr, target.np)
         return arr
     if isinstance(data, complex):
@@ -460,7 +484,7 @@ def _float_or(dtype):
 
 
 def zeros(*size, out=None, dtype=None, device=None, requires_grad=False, **kw):
-    """A tensor of zeros of shape ``size`` (``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros(size=...)``).
+    """A tensor of zeros of shape ``size``: ``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros(size=...)``.
 
     dtype: the default dtype unless given. Raises TypeError (no or non-integer size), RuntimeError
     (negative size, non-CPU device, requires_grad on a non-floating dtype)."""
@@ -553,7 +577,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requ
 
     Length is ``ceil((end - start) / step)`` (computed in double, like torch). dtype: int64 when
     all of start/end/step are integers, else the default dtype, unless given. Float values are
-    ``start + i * step`` computed in double, then rounded to the dtype. Raises RuntimeError for
+    ``start + i * step`` computed in double with one rounding, then rounded to the dtype (torch's
+    vectorised kernel can differ from this by an ulp, depending on the CPU). Raises RuntimeError for
     step 0, a step whose sign does not lead from start to end, non-finite bounds, a non-CPU
     device, or requires_grad on an integer dtype."""
     _factory_kwargs("arange", kw)
@@ -589,9 +614,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requ
             raise RuntimeError("arange(): step must be nonzero")
         _check_range(s, e, st)
         n = _ceil_len(s, e, st)
-        acc = np.float32 if npd == np.float16 else np.float64
-        with np.errstate(over="ignore"):
-            arr = (np.arange(n, dtype=acc) * acc(st) + acc(s)).astype(npd)
+        idx = np.arange(n, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if npd == np.float16:  # torch accumulates half in float
+                vals = _fma(_builtin_float(np.float32(st)), idx.astype(np.float32),
+                            _builtin_float(np.float32(s))).astype(np.float32)
+            else:
+                vals = _fma(_builtin_float(st), idx, _builtin_float(s))
+            arr = vals.astype(npd)
     if out is not None:
         return _write_out(out, arr, "arange")
     return _finish(arr, requires_grad)
@@ -642,31 +672,43 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
     # torch's CPU kernel: start/end converted to the output type (integers truncate), step in
     # the output float type (double for integer outputs), then per element
     # ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the rest,
-    # which the compiler fuses into an FMA; emulated in double with an exact product.
+    # which the compiler fuses into an FMA for float/double/integer outputs; emulated here in
+    # double with an exact product.
+    half = steps // 2
     with np.errstate(all="ignore"):
-        if npd.kind == "f":
-            mid = np.float32 if npd == np.float16 else npd.type  # half: step etc. in float
-            a, b = mid(npd.type(s)), mid(npd.type(e))
-            step = _builtin_float(mid((b - a) / mid(max(steps - 1, 1))))
-            a, b = _builtin_float(a), _builtin_float(b)
-        else:
-            a, b = _builtin_float(_trunc(s, "linspace")), _builtin_float(_trunc(e, "linspace"))
-            step = (b - a) / max(steps - 1, 1)
-        half = steps // 2
-        k = np.concatenate([np.arange(half, dtype=np.float64),
-                            np.arange(steps - 1 - half, -1, -1, dtype=np.float64)])
-        if npd.kind == "f" and npd != np.float64:
-            k = k.astype(np.float32).astype(np.float64)  # the index is converted to float
-        sign = np.ones(steps)
-        sign[half:] = -1.0
-        base = np.full(steps, a)
-        base[half:] = b
-        vals = _fma(sign * step, k, base)
-        if steps == 1:
-            vals[0] = a
         if npd == np.float16:
-            vals = vals.astype(np.float32)  # torch rounds the float result to half
-        arr = vals.astype(npd)
+            # c10::Half arithmetic rounds to half after every op (and so does NumPy's float16)
+            h = np.float16
+            a, b = h(s), h(e)
+            step = (b - a) / h(max(steps - 1, 1))
+            k = np.arange(steps, dtype=np.float64)
+            k[half:] = steps - 1 - k[half:]
+            prod = step * k.astype(h)
+            arr = np.empty(steps, dtype=h)
+            arr[:half] = a + prod[:half]
+            arr[half:] = b - prod[half:]
+            if steps == 1:
+                arr[0] = a
+        else:
+            if npd.kind == "f":
+                a, b = npd.type(s), npd.type(e)
+                step = _builtin_float((b - a) / npd.type(max(steps - 1, 1)))
+                a, b = _builtin_float(a), _builtin_float(b)
+            else:
+                a, b = _builtin_float(_trunc(s, "linspace")), _builtin_float(_trunc(e, "linspace"))
+                step = (b - a) / max(steps - 1, 1)
+            k = np.arange(steps, dtype=np.float64)
+            k[half:] = steps - 1 - k[half:]
+            if npd == np.float32:
+                k = k.astype(np.float32).astype(np.float64)  # the index is converted to float
+            sign = np.ones(steps)
+            sign[half:] = -1.0
+            base = np.full(steps, a)
+            base[half:] = b
+            vals = _fma(sign * step, k, base)
+            if steps == 1:
+                vals[0] = a
+            arr = vals.astype(npd)
     if out is not None:
         return _write_out(out, arr, "linspace")
     return _finish(arr, requires_grad)

@@ -1,0 +1,173 @@
+"""In-place ops: values, gradients, rebased grad_fn names, version counters, and errors vs torch."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+CASES = {
+    "mul_t": lambda x, b: x.mul_(b),
+    "mul_s": lambda x, b: x.mul_(2),
+    "div_t": lambda x, b: x.div_(b),
+    "sub_alpha": lambda x, b: x.sub_(b, alpha=2),
+    "pow_": lambda x, b: x.pow_(2),
+    "neg_": lambda x, b: x.neg_(),
+    "exp_": lambda x, b: x.exp_(),
+    "log_": lambda x, b: x.log_(),
+    "sqrt_": lambda x, b: x.sqrt_(),
+    "sigmoid_": lambda x, b: x.sigmoid_(),
+    "tanh_": lambda x, b: x.tanh_(),
+    "relu_": lambda x, b: x.relu_(),
+    "clamp_": lambda x, b: x.clamp_(0.7, 1.0),
+    "add_": lambda x, b: x.add_(b),
+    "iadd": lambda x, b: x.__iadd__(b),
+    "isub": lambda x, b: x.__isub__(b),
+    "imul": lambda x, b: x.__imul__(b),
+    "idiv": lambda x, b: x.__itruediv__(b),
+    "copy_": lambda x, b: x.copy_(b),
+    "zero_": lambda x, b: x.zero_(),
+    "fill_": lambda x, b: x.fill_(2),
+    "masked_fill_": lambda x, b: x.masked_fill_(x > 1, 0.0),
+    "setitem_int": lambda x, b: x.__setitem__(0, b[1]),
+    "setitem_number": lambda x, b: x.__setitem__(1, 7.0),
+    "setitem_mask": lambda x, b: x.__setitem__(x > 1, 5.0),
+    "setitem_idx": lambda x, b: x.__setitem__([0, 2], b[:2]),
+    "setitem_full": lambda x, b: x.__setitem__(slice(None), b * 2),
+    "view_mul": lambda x, b: x[1:].mul_(2),
+    "view_mul_t": lambda x, b: x[1:].mul_(b[1:]),
+    "view_of_view": lambda x, b: x[1:][0:1].mul_(b[0:1]),
+    "twice": lambda x, b: x.tanh_().tanh_(),
+}
+
+
+def _run(lib, fn):
+    a = lib.tensor([0.6, 0.8, 1.2], requires_grad=True)
+    b = lib.tensor([0.7, 0.9, 1.3], requires_grad=True)
+    x = a * 1
+    fn(x, b)
+    name = type(x.grad_fn).__name__
+    version = x._version
+    try:
+        (x * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+    except RuntimeError as e:   # e.g. tanh_ twice: the first result was overwritten (torch too)
+        return "error", "modified by an inplace operation" in str(e), version, [None, None]
+    grads = [None if t.grad is None else t.grad.numpy().copy() for t in (a, b)]
+    return x.detach().numpy().copy(), name, version, grads
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_inplace_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    ours = _run(tg, CASES[case])
+    ref = _run(torch, CASES[case])
+    if isinstance(ref[0], str) or isinstance(ours[0], str):
+        assert ours[:3] == ref[:3]
+        return
+    np.testing.assert_allclose(ours[0], ref[0], rtol=1e-6)
+    assert ours[1] == ref[1]
+    assert ours[2] == ref[2]
+    for g1, g2 in zip(ours[3], ref[3]):
+        if g2 is None:
+            assert g1 is None
+        else:
+            np.testing.assert_allclose(g1, g2, rtol=1e-5)
+
+
+def test_column_write_through_view_of_non_leaf():
+    y = tg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    z = y * 1
+    z[:, 1] *= 2
+    z.sum().backward()
+    assert type(z.grad_fn).__name__ == "CopySlices"
+    assert y.grad.tolist() == [[1.0, 2.0, 1.0], [1.0, 2.0, 1.0]]
+
+
+def test_write_into_plain_tensor_makes_it_part_of_graph():
+    base = tg.zeros(3)
+    w = tg.tensor([2.0], requires_grad=True)
+    base[1:2] = w * 3
+    assert base.requires_grad and type(base.grad_fn).__name__ == "CopySlices"
+    base.sum().backward()
+    assert w.grad.tolist() == [3.0]
+
+
+def test_leaf_inplace_raises_before_changing_anything():
+    leaf = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError) as e:
+        leaf.add_(1)
+    msg = str(e.value)
+    assert "leaf Variable" in msg and "no_grad" in msg and ".clone()" in msg and "[2]" in msg
+    assert leaf.tolist() == [1.0, 2.0] and leaf._version == 0
+    with pytest.raises(RuntimeError, match="view of a leaf"):
+        leaf[0:1].mul_(2)
+    assert leaf.tolist() == [1.0, 2.0]
+    with tg.no_grad():
+        leaf.add_(1)
+    assert leaf.tolist() == [2.0, 3.0] and leaf._version == 1
+
+
+def test_expanded_write_is_runtime_error():
+    e = tg.tensor([[1.0, 2.0]]).expand(3, 2)
+    with pytest.raises(RuntimeError, match="clone"):
+        e.add_(1)
+    with pytest.raises(RuntimeError, match="clone"):
+        e[0] = 5.0
+
+
+def test_dtype_cast_error():
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        tg.tensor([1, 2]).add_(1.5)
+
+
+def test_version_counter_shared_by_views_and_detach():
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    views = [x.view(4), x.reshape(4), x.transpose(0, 1), x.permute(1, 0), x[0], x[:, 1], x.T,
+             x.unsqueeze(0), x.unsqueeze(0).squeeze(0), x.expand(2, 2), x.detach()]
+    x.add_(1)
+    assert x._version == 1
+    assert all(v._version == 1 for v in views)
+    views[4].mul_(2)       # write through a view
+    assert x._version == 2 and x.tolist() == [[4.0, 6.0], [4.0, 5.0]]
+
+
+def test_data_of_torch_matches():
+    torch = pytest.importorskip("torch")
+    for lib in (tg, torch):
+        x = lib.tensor([1.0, 2.0])
+        v = x[0:1]
+        x.mul_(3)
+        assert v._version == 1
+
+
+def test_saved_tensor_modified_names_both_lines():
+    a = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a.exp()      # LINE_SAVED
+    y.add_(1)        # LINE_MODIFIED
+    with pytest.raises(RuntimeError) as e:
+        y.sum().backward()
+    msg = str(e.value)
+    src = open(__file__).read().splitlines()
+    saved_line = next(i for i, s in enumerate(src, 1) if "LINE_SAVED" in s and "a.exp()" in s)
+    mod_line = next(i for i, s in enumerate(src, 1) if "LINE_MODIFIED" in s and "add_" in s)
+    assert f"test_inplace.py:{saved_line}" in msg
+    assert f"test_inplace.py:{mod_line}" in msg
+    assert "ExpBackward0" in msg and "version 1" in msg and "version 0" in msg and "[3]" in msg
+    assert a.grad is None
+
+
+def test_saved_input_modified_is_caught_like_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (tg, torch):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = a * 1
+        y = h * h
+        h.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+def test_inplace_in_no_grad_on_non_leaf_keeps_history():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    h = a * 2
+    with tg.no_grad():
+        h.add_(1)
+    assert type(h.grad_fn).__name__ == "MulBackward0"
