@@ -262,12 +262,16 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle, _HookDict
-        node = self.grad_fn if self.grad_fn is not None else self._accumulator()
-        if node._tensor_prehooks is None:
-            node._tensor_prehooks = {}
-        per = node._tensor_prehooks.get(self._output_nr)
+        if self.grad_fn is None:
+            by_nr = self._extra_dict().setdefault("hooks", {})
+        else:
+            node = self.grad_fn
+            if node._tensor_prehooks is None:
+                node._tensor_prehooks = {}
+            by_nr = node._tensor_prehooks
+        per = by_nr.get(self._output_nr)
         if per is None:
-            per = node._tensor_prehooks[self._output_nr] = _HookDict()
+            per = by_nr[self._output_nr] = _HookDict()
         handle = RemovableHandle(per)
         per[handle._key] = hook
         return handle
@@ -278,7 +282,11 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        return add_hook(self._accumulator(), "_post_acc_hooks", hook)
+        from .autograd.graph import RemovableHandle, _HookDict
+        hooks = self._extra_dict().setdefault("post_acc_hooks", _HookDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle._key] = hook
+        return handle
 
     def _accumulator(self):
         ref = self._acc

@@ -142,10 +142,18 @@ def call_node(node, grads):
             g = _fix_grad(node, i, g, e)
         out.append(g)
     if node._hooks is not None:
+        # hooks see grad_inputs aligned with next_functions (tensor arguments only), as in torch
+        n = node._scalar_edges
+        pos = [i for i, e in enumerate(node._edges) if e is not None or i < n]
         for hook in list(node._hooks.values()):
-            r = hook(tuple(out), tuple(grads))
+            r = hook(tuple(out[i] for i in pos), tuple(grads))
             if r is not None:
-                out = list(r)
+                r = tuple(r)
+                if len(r) != len(pos):
+                    raise RuntimeError(f"hook on {node.name()} returned {len(r)} gradients; "
+                                       f"expected {len(pos)} (one per next_functions entry)")
+                for i, g in zip(pos, r):
+                    out[i] = g
     return out
 
 
@@ -277,10 +285,9 @@ def _commit(staged, create_graph, root_grads):
             t._grad = t._grad + g
         else:
             t._grad.data += g.data
-        if t.grad_fn is None and t._acc is not None:
-            acc = t._acc()
-            if acc is not None and acc._post_acc_hooks is not None:
-                post.append((acc, t))
-    for acc, t in post:
-        for hook in list(acc._post_acc_hooks.values()):
+        ex = t._extra
+        if ex is not None and t.grad_fn is None and ex.get("post_acc_hooks"):
+            post.append(t)
+    for t in post:
+        for hook in list(t._extra["post_acc_hooks"].values()):
             hook(t)

@@ -160,7 +160,13 @@ class AccumulateGrad(Node):
     """The node through which a leaf that requires grad receives its gradient."""
 
     __slots__ = ("variable",)
-    _post_acc_hooks = None
+
+    # a leaf's hooks live on the tensor (torch does the same): the tensor holds this node only
+    # weakly, so hooks stored here would vanish with it
+    @property
+    def _tensor_prehooks(self):
+        ex = self.variable._extra
+        return None if ex is None else ex.get("hooks")
 
     def __init__(self, variable):
         self._edges = ()
