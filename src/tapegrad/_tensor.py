@@ -254,6 +254,7 @@ class Tensor:
         fn = self.grad_fn
         if fn._retain is None:
             fn._retain = {}
+            fn._rare = True
         fn._retain[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook):
@@ -268,6 +269,7 @@ class Tensor:
             node = self.grad_fn
             if node._tensor_prehooks is None:
                 node._tensor_prehooks = {}
+                node._rare = True
             by_nr = node._tensor_prehooks
         per = by_nr.get(self._output_nr)
         if per is None:

@@ -91,6 +91,8 @@ def _fix_grad(node, i, g, e):
                         f"index {i}; expected a Tensor or None")
     shape = e[2]
     gshape = g.data.shape
+    if gshape == shape and g.data.dtype == e[3]:
+        return g
     if gshape != shape:
         lead = len(gshape) - len(shape)
         if lead < 0 or not all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:])):
@@ -137,8 +139,7 @@ def call_node(node, grads):
         if g is None or e is None or e[0] is None:
             out.append(None)
             continue
-        arr = getattr(g, "data", None)
-        if not isinstance(g, Tensor) or arr.shape != e[2] or arr.dtype != e[3]:
+        if type(g) is not Tensor or g.data.shape != e[2] or g.data.dtype != e[3]:
             g = _fix_grad(node, i, g, e)
         out.append(g)
     if node._hooks is not None:
@@ -196,20 +197,21 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         while heap:
             node = pop(heap)[1]
             grads = buffers.pop(node)
-            if node._tensor_prehooks is not None:
-                _run_tensor_prehooks(node, grads)
-            if node._retain is not None:
-                for nr, ref in node._retain.items():
-                    t = ref()
-                    if t is not None and grads[nr] is not None:
-                        staged.append((t, grads[nr]))
+            cls = node.__class__
+            if node._rare or cls is AccumulateGrad:
+                if node._tensor_prehooks is not None:
+                    _run_tensor_prehooks(node, grads)
+                if node._retain is not None:
+                    for nr, ref in node._retain.items():
+                        t = ref()
+                        if t is not None and grads[nr] is not None:
+                            staged.append((t, grads[nr]))
             if captures is not None and node in captures:
                 for nr, k, t in captures[node]:
                     captured[k] = grads[nr]
-                    if accumulate and node.__class__ is not AccumulateGrad and \
-                            grads[nr] is not None:
+                    if accumulate and cls is not AccumulateGrad and grads[nr] is not None:
                         staged.append((t, grads[nr]))
-            if node.__class__ is AccumulateGrad:
+            if cls is AccumulateGrad:
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
                     staged.append((node.variable, grads[0]))
                 continue
@@ -218,11 +220,18 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     e is not None and e[0] is not None and e[0] in needed for e in edges):
                 continue
             res = None
-            for g in grads:
-                if g is not None:
-                    ran.append(node)
-                    res = call_node(node, grads)
-                    break
+            if node._rare or len(grads) != 1:
+                for g in grads:
+                    if g is not None:
+                        ran.append(node)
+                        res = call_node(node, grads)
+                        break
+            elif grads[0] is not None:
+                # the common case, inlined: one output, no hooks; gradients checked below
+                ran.append(node)
+                res = cls._forward_cls.backward(node, grads[0])
+                if type(res) is not tuple or len(res) != len(edges):
+                    res = _fix_count(node, res)
             for i, e in enumerate(edges):
                 if e is None:
                     continue
@@ -232,6 +241,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 if res is not None:
                     g = res[i]
                     if g is not None:
+                        if type(g) is not Tensor or g.data.shape != e[2] or g.data.dtype != e[3]:
+                            g = _fix_grad(node, i, g, e)
                         buf = buffers.get(nxt)
                         if buf is None:
                             buf = buffers[nxt] = [None] * nxt._n_out

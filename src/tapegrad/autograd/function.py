@@ -48,6 +48,7 @@ class BackwardNode(Node):
         sp = self._special
         if sp is None:
             sp = self._special = {}
+            self._rare = True
         sp[key] = value
 
     @property
@@ -268,6 +269,7 @@ def _record_outputs(node, outputs, sp):
         meta.append((o.data.shape, o.data.dtype))
     node._n_out = len(outputs)
     node._out_meta = meta
+    node._rare = True
 
 
 def _pack(node, items, args, fwd_inputs, outputs):

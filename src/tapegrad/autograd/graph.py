@@ -95,6 +95,7 @@ def add_hook(owner, attr: str, fn) -> RemovableHandle:
     if hooks is None:
         hooks = _HookDict()
         setattr(owner, attr, hooks)
+        owner._rare = True
     handle = RemovableHandle(hooks)
     hooks[handle._key] = fn
     return handle
@@ -112,6 +113,7 @@ class Node:
     __slots__ = ("_edges", "_seq", "_saved", "_n_out", "__dict__", "__weakref__")
 
     _scalar_edges = 0  # leading argument positions shown in next_functions even when numbers
+    _rare = False      # set once any rare state below is set: the engine's fast path skips it
     _freed = False
     _hooks = None
     _prehooks = None

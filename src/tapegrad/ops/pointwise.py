@@ -303,7 +303,24 @@ class Tanh(ArrayFunction, name="TanhBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
+        return TanhGrad.apply(g, y)
+
+
+class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
+    """tanh_backward(grad, y) = grad * (1 - y ** 2), one primitive so a plain backward costs one
+    op. derivatives.yaml tanh_backward: grad_output: grad * (1 - y ** 2);
+    output: -2 * y * grad_output * grad."""
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.save_for_backward(g, y)
         return g * (1 - y * y)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        return (gg * (1 - y * y) if ctx.needs(0) else None,
+                gg * g * y * -2 if ctx.needs(1) else None)
 
 
 class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
@@ -322,7 +339,23 @@ class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
+        return SigmoidGrad.apply(g, y)
+
+
+class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
+    """sigmoid_backward(grad, y) = grad * y * (1 - y) as one primitive. derivatives.yaml
+    sigmoid_backward: grad_output: grad * y * (1 - y); output: grad * grad_output * (1 - 2y)."""
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.save_for_backward(g, y)
         return g * (y * (1 - y))
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, y = ctx.saved_tensors
+        return (gg * (y * (1 - y)) if ctx.needs(0) else None,
+                gg * g * (1 - y * 2) if ctx.needs(1) else None)
 
 
 class Relu(ArrayFunction, name="ReluBackward0"):
@@ -462,6 +495,35 @@ class Where(ArrayFunction, name="WhereBackward0", scalar_edges=3):
 Where._backward_cls._scalar_edges = 0
 
 
+class DivMode(ArrayFunction, name="DivBackward2", scalar_edges=2):
+    """Rounded quotient (rounding_mode 'trunc' or 'floor'). derivatives.yaml div.Tensor_mode:
+    the gradient is zero for both operands."""
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        a, b = promote(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(a, b) if mode == "floor" else np.trunc(np.true_divide(a, b))
+        return np.asarray(q).astype(np.result_type(a, b), copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        z = _make(np.zeros_like(g.data))
+        return (z if ctx.needs(0) else None), (z if ctx.needs(1) else None), None
+
+
+class Sign(ArrayFunction, name="SignBackward0"):
+    """Elementwise sign. derivatives.yaml: self: zeros_like(grad)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.sign(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _make(np.zeros_like(g.data))
+
+
 class ToCopy(ArrayFunction, name="ToCopyBackward0"):
     """Cast to another dtype. derivatives.yaml _to_copy: grad cast back to self's dtype."""
 
@@ -521,10 +583,7 @@ def div(input, other, *, rounding_mode=None):
         if rounding_mode not in ("trunc", "floor"):
             raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                              f"found '{rounding_mode}'")
-        a, b = promote(_data(input), _data(other))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(np.true_divide(a, b))
-        return _make(np.asarray(q).astype(np.result_type(a, b), copy=False))
+        return DivMode.apply(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
     return Div.apply(input, other)
@@ -726,7 +785,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @op("sign")
 def sign(input):
     """Elementwise sign (-1, 0, 1); its gradient is zero, as torch's SignBackward0."""
-    return _make(np.sign(input.data))
+    return Sign.apply(input)
 
 
 # ---- dunders ------------------------------------------------------------------------------------
