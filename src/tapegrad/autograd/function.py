@@ -16,6 +16,7 @@ import numpy as np
 from .._tensor import Tensor, _make
 from .grad_mode import state as _state
 from .graph import Node, VersionCounter, format_where, user_frame
+from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
 
@@ -178,25 +179,63 @@ class ArrayFunction(Function):
                     needs = True
             else:
                 arrays.append(a)
-        if needs and _state.grad_enabled:
-            ctx = cls._backward_cls()
-            out = cls.forward(ctx, *arrays)
+        if not needs or not _state.grad_enabled:
+            out = cls.forward(NULL_CTX, *arrays)
             if type(out) is tuple:
-                outs = tuple(_make(o) for o in out)
-                record(ctx, args, arrays, outs)
-                return outs
+                return tuple(_make(o) for o in out)
             t = _make(out)
-            record(ctx, args, arrays, (t,))
             if cls._view:
                 _share_version(t, cls, args)
             return t
-        out = cls.forward(NULL_CTX, *arrays)
+        # recording: this is the per-op hot path, so the node is built without calling __init__
+        ctx = _new(cls._backward_cls)
+        ctx._seq = _next_seq()
+        ctx._saved = None
+        ctx._n_out = 1
+        out = cls.forward(ctx, *arrays)
         if type(out) is tuple:
-            return tuple(_make(o) for o in out)
+            outs = tuple(_make(o) for o in out)
+            record(ctx, args, arrays, outs)
+            return outs
         t = _make(out)
+        edges = []
+        for a in args:
+            if isinstance(a, Tensor):
+                arr = a.data
+                if a.requires_grad:
+                    fn = a.grad_fn
+                    if fn is None:
+                        ref = a._acc
+                        fn = ref() if ref is not None else None
+                        if fn is None:
+                            fn = a._accumulator()
+                        edges.append((fn, 0, arr.shape, arr.dtype))
+                    else:
+                        edges.append((fn, a._output_nr, arr.shape, arr.dtype))
+                else:
+                    edges.append((None, 0, arr.shape, arr.dtype))
+            else:
+                edges.append(None)
+        ctx._edges = edges
+        if ctx._special is None:
+            if t.data.dtype.kind == "f":
+                t.grad_fn = ctx
+                t.requires_grad = True
+        else:
+            _record_outputs(ctx, (t,), ctx._special)
+        if ctx._saved is not None:
+            if t.data is not out:
+                # NumPy gives a 0-d result as a scalar: save the array the output holds, so a saved
+                # result stays tied to its output (and differentiable under create_graph)
+                ctx._saved = tuple(t.data if s is out else s for s in ctx._saved)
+            ctx._saved = _pack(ctx, ctx._saved, args, arrays, (t,))
         if cls._view:
             _share_version(t, cls, args)
         return t
+
+
+_new = object.__new__
+_next_seq = _seq_counter.__next__
 
 
 def _share_version(view, cls, args):
@@ -277,13 +316,10 @@ def _pack(node, items, args, fwd_inputs, outputs):
     version, output_nr, where) or ("c", constant). Outputs are kept as arrays, not Tensors, so a
     node never holds a tensor whose grad_fn is itself (no reference cycle)."""
     saved = []
-    where = None
+    where = user_frame()
     for item in items:
         if item is None:
             saved.append(None)
-            continue
-        if not hasattr(item, "shape"):
-            saved.append(("c", item))
             continue
         for i, f in enumerate(fwd_inputs):
             if item is f and isinstance(args[i], Tensor):
@@ -295,8 +331,6 @@ def _pack(node, items, args, fwd_inputs, outputs):
                         f"{list(t.data.shape)}, {t.dtype}) for backward: it was created under "
                         f"tapegrad.inference_mode(). Create it outside inference_mode, or use "
                         f".clone() on it outside that mode.")
-                if where is None:
-                    where = user_frame()
                 vc = t._vc
                 saved.append(("i", t, vc.v if vc is not None else 0, where))
                 break
@@ -306,8 +340,6 @@ def _pack(node, items, args, fwd_inputs, outputs):
                     vc = o._vc
                     if vc is None:
                         vc = o._vc = VersionCounter()
-                    if where is None:
-                        where = user_frame()
                     saved.append(("o", o.data, vc, vc.v, j, where))
                     break
             else:

@@ -31,9 +31,10 @@ def user_frame():
     cache = _in_pkg
     while f is not None:
         code = f.f_code
-        inside = cache.get(code)
+        # keyed by id: hashing a code object hashes its bytecode and constants every time
+        inside = cache.get(id(code))
         if inside is None:
-            inside = cache[code] = code.co_filename.startswith(_PKG_DIR)
+            inside = cache[id(code)] = code.co_filename.startswith(_PKG_DIR)
         if not inside:
             return code, f.f_lineno
         f = f.f_back
