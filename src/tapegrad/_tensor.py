@@ -173,6 +173,23 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+    def __deepcopy__(self, memo):
+        """A copy with its own storage (leaves only, as in torch); ``.grad`` is copied too."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment. If you were attempting to "
+                               "deepcopy a module, this may be because of a torch.nn.utils."
+                               "weight_norm usage, see https://github.com/pytorch/pytorch/pull/"
+                               "103001 (call .detach() on computed tensors first)")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _make(self.data.copy())
+        new.requires_grad = self.requires_grad
+        if self._grad is not None:
+            new._grad = _make(self._grad.data.copy())
+        memo[id(self)] = new
+        return new
+
     def __reduce_ex__(self, proto):
         raise TypeError("tapegrad tensors are not pickled; save them with tapegrad.save "
                         "(np.savez underneath) or tensor.detach().numpy()")

@@ -1,0 +1,12 @@
+"""``tapegrad.nn``: neural-network building blocks shaped like ``torch.nn``.
+
+``Module`` (the base class), ``Parameter``, layers (``Linear``, ``Sequential``, activations,
+``Flatten``, ``Identity``), losses (``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``), plus the
+``functional`` and ``init`` submodules.
+"""
+from .parameter import Parameter
+from . import functional, init
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+
+__all__ = ["Parameter", "functional", "init"] + list(_modules_all)

@@ -1,0 +1,8 @@
+"""``tapegrad.optim``: optimizers shaped like ``torch.optim`` (same options, same update
+arithmetic, same state_dict layout)."""
+from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam
+from .adamw import AdamW
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]

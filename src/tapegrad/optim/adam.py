@@ -1,0 +1,138 @@
+"""Adam (and, with decoupled weight decay, AdamW), as torch.optim.Adam."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _make
+from ..nn._inplace import bump_version
+from .optimizer import Optimizer, _grad_array
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    """Adam with torch's update (single-tensor path)::
+
+        step += 1
+        g = grad (negated if maximize) [+ weight_decay * p, unless decoupled]
+        p = p * (1 - lr * weight_decay)                     (decoupled_weight_decay / AdamW)
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        vmax = max(vmax, v)                                 (amsgrad; used instead of v below)
+        p = p - lr / (1 - beta1**step) * m / (sqrt(v) / sqrt(1 - beta2**step) + eps)
+
+    State per parameter: ``step`` (a float32 scalar tensor), ``exp_avg``, ``exp_avg_sq`` and
+    ``max_exp_avg_sq`` (amsgrad). ValueError for a negative lr, eps or weight_decay and for betas
+    outside [0, 1).
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if isinstance(lr, Tensor):
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+            lr = lr.item()
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        betas = tuple(b.item() if isinstance(b, Tensor) else b for b in betas)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+            for p in group["params"]:
+                st = self.state.get(p, {})
+                if st and not isinstance(st["step"], Tensor):
+                    st["step"] = _make(np.array(float(st["step"]), np.float32))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = self._run_closure(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = _grad_array(p)
+                if grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _make(np.array(0.0, np.float32))
+                    state["exp_avg"] = _make(np.zeros_like(p.data))
+                    state["exp_avg_sq"] = _make(np.zeros_like(p.data))
+                    if group["amsgrad"]:
+                        state["max_exp_avg_sq"] = _make(np.zeros_like(p.data))
+                _adam_update(p, grad, state, group)
+        return loss
+
+
+def _lerp_(start, end, weight):
+    """torch's lerp_ with a scalar weight, in place on ``start`` (in its dtype)."""
+    w = start.dtype.type(weight)
+    if abs(w) < 0.5:
+        start += w * (end - start)
+    else:
+        start[...] = end - (end - start) * (start.dtype.type(1) - w)
+
+
+def _adam_update(p, grad, state, group):
+    """torch's _single_tensor_adam for one parameter, on arrays, in ``p``'s dtype. Updates
+    ``p.data`` and the state tensors in place."""
+    arr = p.data
+    dt = arr.dtype.type
+    lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+    beta1, beta2 = group["betas"]
+    step_t = state["step"]
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    g = -grad if group["maximize"] else grad
+
+    step_t.data += np.float32(1)
+    bump_version(step_t)
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            arr *= dt(1 - lr * wd)
+        else:
+            g = g + dt(wd) * arr
+
+    m, v = exp_avg.data, exp_avg_sq.data
+    _lerp_(m, g, 1 - beta1)
+    v *= dt(beta2)
+    v += dt(1 - beta2) * g * g
+    bump_version(exp_avg)
+    bump_version(exp_avg_sq)
+
+    step = float(step_t.data)
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = bias_correction2 ** 0.5
+
+    if group["amsgrad"]:
+        vmax = state["max_exp_avg_sq"]
+        np.maximum(vmax.data, v, out=vmax.data)
+        bump_version(vmax)
+        v = vmax.data
+    denom = np.sqrt(v) / dt(bias_correction2_sqrt)
+    denom += dt(eps)
+    arr += dt(-step_size) * m / denom
+    bump_version(p)

@@ -1,0 +1,538 @@
+"""Autograd rules beyond a plain backward: hooks, custom Functions, flags, modes, higher order,
+failure atomicity and memory. Each is checked against torch where torch defines the behaviour."""
+import gc
+import threading
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad import autograd
+
+
+def _libs():
+    torch = pytest.importorskip("torch")
+    return (tg, torch)
+
+
+# ---- hooks -------------------------------------------------------------------------------------
+def _hook_order(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y.sum()
+    order = []
+    y.register_hook(lambda g: order.append(("tensor_hook", g.tolist())))
+    y.grad_fn.register_prehook(lambda go: order.append(("node_prehook", [g.tolist() for g in go])))
+    y.grad_fn.register_hook(lambda gi, go: order.append(
+        ("node_hook", [None if g is None else g.tolist() for g in gi], [g.tolist() for g in go])))
+    y.retain_grad()
+    x.register_hook(lambda g: order.append(("leaf_hook", g.tolist())))
+    x.register_post_accumulate_grad_hook(lambda t: order.append(("post_acc", t.grad.tolist())))
+    z.backward()
+    return order, y.grad.tolist()
+
+
+def test_hook_order_and_arguments_match_torch():
+    ours, ref = (_hook_order(lib) for lib in _libs())
+    assert ours == ref
+
+
+def test_tensor_hook_replaces_gradient_and_handle_removes_it():
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = x.register_hook(lambda g: g * 10)
+        (x * 3).sum().backward()
+        assert x.grad.tolist() == [30.0, 30.0]
+        h.remove()
+        x.grad = None
+        (x * 3).sum().backward()
+        assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_non_leaf_hook_changes_what_flows_on():
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: g + 1)
+        (y * y).sum().backward()
+        assert x.grad.tolist() == [2 * (2 * 2.0 + 1), 2 * (2 * 4.0 + 1)]
+
+
+def test_node_hook_can_replace_grad_inputs():
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.grad_fn.register_hook(lambda gi, go: (gi[0] * 0, None))
+        y.sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0]
+
+
+def test_hook_on_tensor_without_grad_raises():
+    for lib in _libs():
+        with pytest.raises(RuntimeError):
+            lib.tensor([1.0]).register_hook(lambda g: g)
+
+
+# ---- flags -------------------------------------------------------------------------------------
+def test_is_leaf_rules_match_torch():
+    for lib in _libs():
+        a = lib.tensor([1.0])
+        b = lib.tensor([1.0], requires_grad=True)
+        c = b * 2
+        d = a * 2
+        e = c.detach()
+        assert (a.is_leaf, b.is_leaf, c.is_leaf, d.is_leaf, e.is_leaf) == (True, True, False, True, True)
+        assert (c.requires_grad, d.requires_grad, e.requires_grad) == (True, False, False)
+
+
+def test_requires_grad_false_on_non_leaf_raises():
+    for lib in _libs():
+        y = lib.tensor([1.0], requires_grad=True) * 2
+        with pytest.raises(RuntimeError, match="leaf"):
+            y.requires_grad_(False)
+
+
+def test_non_leaf_grad_warning_names_the_op():
+    x = tg.randn(3, requires_grad=True) * 0.1
+    with pytest.warns(UserWarning, match="MulBackward0") as w:
+        assert x.grad is None
+    assert "retain_grad" in str(w[0].message)
+
+
+def test_detach_and_detach_inplace():
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        d = y.detach()
+        assert not d.requires_grad and d.grad_fn is None
+        d.zero_() if lib is tg else d.zero_()
+        assert y.tolist() == [0.0, 0.0]  # shares storage
+        z = x * 3
+        z.detach_()
+        assert z.grad_fn is None and not z.requires_grad and z.is_leaf
+
+
+def test_inference_mode():
+    for lib in _libs():
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.inference_mode():
+            assert lib.is_inference_mode_enabled() and not lib.is_grad_enabled()
+            t = lib.tensor([3.0, 4.0]) * 2
+        assert not lib.is_inference_mode_enabled()
+        assert t.is_inference()  if lib is not tg else t.is_inference
+        with pytest.raises(RuntimeError):
+            (w * t).sum().backward()
+
+
+def test_inference_mode_error_names_fix():
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+    with tg.inference_mode():
+        t = tg.tensor([3.0, 4.0]) * 2
+    with pytest.raises(RuntimeError, match="clone"):
+        w * t
+
+
+def test_modes_are_thread_local_and_decorators():
+    results = {}
+
+    @tg.inference_mode()
+    def in_mode():
+        return tg.is_inference_mode_enabled(), tg.is_grad_enabled()
+
+    def worker():
+        results["thread"] = (tg.is_grad_enabled(), tg.is_inference_mode_enabled())
+
+    with tg.inference_mode():
+        th = threading.Thread(target=worker)
+        th.start()
+        th.join()
+    assert results["thread"] == (True, False)
+    assert in_mode() == (True, False)
+    assert tg.is_grad_enabled() and not tg.is_inference_mode_enabled()
+
+
+# ---- backward / grad in full -------------------------------------------------------------------
+def test_backward_several_roots_with_grad_tensors():
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a, b = x * 2, x * x
+        lib.autograd.backward([a, b], [lib.tensor([1.0, 1.0]), lib.tensor([1.0, 0.5])])
+        assert x.grad.tolist() == [2.0 + 2.0, 2.0 + 2.0]
+
+
+def test_grad_materialize_grads():
+    for lib in _libs():
+        x = lib.tensor([1.0], requires_grad=True)
+        z = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * 2).sum()
+        gx, gz = lib.autograd.grad(y, [x, z], materialize_grads=True)
+        assert gz.tolist() == [0.0, 0.0]
+
+
+def test_allow_unused_error_names_position_and_shape():
+    x = tg.tensor([1.0], requires_grad=True)
+    z = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"input 1, shape \[2\]"):
+        autograd.grad((x * 2).sum(), [x, z])
+
+
+def test_create_graph_warning_on_backward():
+    x = tg.tensor([1.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x * x).sum().backward(create_graph=True)
+    assert x.grad.requires_grad
+
+
+# ---- custom Functions --------------------------------------------------------------------------
+def _make_exp(lib):
+    class MyExp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            y = x.exp() * scale
+            ctx.save_for_backward(y)
+            ctx.scale = scale
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            assert ctx.needs_input_grad == (True, False)
+            return g * y, None
+    return MyExp
+
+
+def test_custom_function_matches_torch():
+    out = []
+    for lib in _libs():
+        F = _make_exp(lib)
+        x = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        y = F.apply(x, 2.0)
+        assert type(y.grad_fn).__name__ == "MyExpBackward"
+        y.sum().backward()
+        out.append(x.grad.tolist())
+    np.testing.assert_allclose(out[0], out[1])
+
+
+def test_custom_function_setup_context_and_double_backward():
+    class Cube(autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x
+
+    x = tg.tensor(2.0, dtype=tg.float64, requires_grad=True)
+    (g,) = autograd.grad(Cube.apply(x), x, create_graph=True)
+    (g2,) = autograd.grad(g, x)
+    assert g.item() == 12.0 and g2.item() == 12.0
+    assert autograd.gradcheck(Cube.apply, (tg.tensor([1.5, -0.5], dtype=tg.float64,
+                                                     requires_grad=True),))
+
+
+def test_custom_function_wrong_number_of_grads():
+    class Bad(autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = tg.tensor([1.0], requires_grad=True)
+    y = tg.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"BadBackward.*incorrect number of gradients.*expected 2, got 1"):
+        Bad.apply(x, y).sum().backward()
+    assert x.grad is None and y.grad is None
+
+
+def test_custom_function_wrong_shape_names_function_position_shapes():
+    class BadShape(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return tg.ones(5)
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"BadShapeBackward.*index 0.*\[5\].*\[2\]"):
+        BadShape.apply(x).sum().backward()
+
+
+def test_mark_dirty_and_non_differentiable_and_materialize():
+    for lib in _libs():
+        class AddOneInPlace(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        class SortLike(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                idx = lib.tensor([1, 0])
+                ctx.mark_non_differentiable(idx)
+                ctx.set_materialize_grads(False)
+                return x * 1, idx
+
+            @staticmethod
+            def backward(ctx, g, gidx):
+                assert gidx is None
+                return g
+
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = a * 1
+        r = AddOneInPlace.apply(h)
+        assert r is h and h._version >= 1 and h.tolist() == [2.0, 3.0]
+        v, i = SortLike.apply(h)
+        assert not i.requires_grad
+        v.sum().backward()
+        assert a.grad.tolist() == [1.0, 1.0]
+
+
+def test_once_differentiable_result_is_not_differentiable_again():
+    class Sq(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @autograd.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+    x = tg.tensor([3.0], requires_grad=True)
+    (g,) = autograd.grad(Sq.apply(x).sum(), x, create_graph=True)
+    assert g.tolist() == [6.0] and not g.requires_grad   # as torch: the result is cut off
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        g.sum().backward()
+    gy = tg.tensor([1.0], requires_grad=True)     # a grad that requires grad: DelayedError
+    (g,) = autograd.grad(Sq.apply(x), x, grad_outputs=gy, create_graph=True)
+    assert type(g.grad_fn).__name__ == "DelayedError"
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        g.sum().backward()
+
+
+def test_custom_saved_tensor_version_checked():
+    class Keep(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2
+
+    a = tg.tensor([1.0], requires_grad=True)
+    h = a * 1
+    y = Keep.apply(h)
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="KeepBackward"):
+        y.sum().backward()
+
+
+# ---- higher order ------------------------------------------------------------------------------
+def test_second_and_third_derivatives_match_torch():
+    res = []
+    for lib in _libs():
+        x = lib.tensor([0.3, -1.2], dtype=lib.float64, requires_grad=True)
+        y = (x.tanh() * x.sin() + (x * x).exp()).sum()
+        (g1,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad(g1.sum(), x, create_graph=True)
+        (g3,) = lib.autograd.grad(g2.sum(), x)
+        res.append([g.detach().numpy().copy() for g in (g1, g2, g3)])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_gradient_penalty_and_hvp_match_torch():
+    res = []
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((3, 4))
+    X = rng.standard_normal((5, 3))
+    v = rng.standard_normal((3, 4))
+    for lib in _libs():
+        w = lib.tensor(W, requires_grad=True)
+        x = lib.tensor(X, requires_grad=True)
+        out = (x @ w).tanh().sum()
+        (gx,) = lib.autograd.grad(out, x, create_graph=True)
+        penalty = ((gx * gx).sum(1).sqrt() - 1).pow(2).mean()
+        penalty.backward()
+        loss = ((x @ w).sigmoid() ** 2).sum()
+        (gw,) = lib.autograd.grad(loss, w, create_graph=True)
+        (hv,) = lib.autograd.grad((gw * lib.tensor(v)).sum(), w)
+        res.append((w.grad.numpy().copy(), hv.numpy().copy()))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+# ---- a failing backward changes nothing --------------------------------------------------------
+def _setup():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = tg.tensor([3.0, 4.0], requires_grad=True)
+    a.grad = tg.tensor([100.0, 100.0])
+    return a, b
+
+
+def _assert_untouched(a, b):
+    assert a.grad.tolist() == [100.0, 100.0] and b.grad is None
+
+
+def test_failure_by_version_error_changes_nothing_and_keeps_graph():
+    a, b = _setup()
+    h = a * 1
+    y = (h * h).sum() + (b * 2).sum()
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="inplace"):
+        y.backward()
+    _assert_untouched(a, b)
+
+
+@pytest.mark.parametrize("exc", [ValueError, KeyboardInterrupt])
+def test_failure_in_hook_changes_nothing_then_retry_works(exc):
+    a, b = _setup()
+    y = (a * b).sum() + (b * b).sum()
+
+    def boom(g):
+        raise exc("hook failed")
+
+    h = b.register_hook(boom)
+    with pytest.raises(exc):
+        y.backward()
+    _assert_untouched(a, b)
+    h.remove()
+    y.backward()          # graph was not freed: the retry works
+    assert a.grad.tolist() == [103.0, 104.0] and b.grad.tolist() == [7.0, 10.0]
+
+
+def test_failure_in_custom_function_changes_nothing():
+    class Bad(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return tg.ones(7)
+
+    a, b = _setup()
+    y = Bad.apply(a).sum() + (b * a).sum()
+    with pytest.raises(RuntimeError):
+        y.backward()
+    _assert_untouched(a, b)
+
+
+def test_failure_leaves_retained_non_leaf_grad_untouched():
+    a, b = _setup()
+    h = a * b
+    h.retain_grad()
+    y = h.sum()
+    y.backward(retain_graph=True)
+    before = h.grad.tolist()
+    bad = b.register_hook(lambda g: (_ for _ in ()).throw(ValueError("x")))
+    with pytest.raises(ValueError):
+        y.backward()
+    assert h.grad.tolist() == before
+    bad.remove()
+
+
+# ---- memory ------------------------------------------------------------------------------------
+def test_saved_tensors_released_after_backward():
+    x = tg.randn(1000, 100, requires_grad=True)
+    h = x * 2
+    ref = weakref.ref(h)
+    y = (h * h).sum()   # MulBackward0 saves h
+    del h
+    gc.collect()
+    assert ref() is not None
+    y.backward()
+    gc.collect()
+    assert ref() is None
+
+
+def test_saved_output_arrays_released_after_backward():
+    x = tg.randn(2000, 500, requires_grad=True)
+    tracemalloc.start()
+    try:
+        y = x.exp().tanh().sigmoid()
+        loss = y.sum()
+        del y
+        held = tracemalloc.get_traced_memory()[0]
+        loss.backward()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    grad_bytes = 2000 * 500 * 4
+    # the three saved results are gone; x.grad is the one new array
+    assert held - (after - grad_bytes) > 3 * 2000 * 500 * 4 * 0.9
+
+
+def test_training_memory_is_steady():
+    nn = tg.nn
+    tg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
+    opt = tg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = tg.randn(32, 64)
+    t = tg.randint(0, 10, (32,))
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), t)
+        loss.backward()
+        opt.step()
+
+    for _ in range(50):
+        step()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for _ in range(100):
+            step()
+        gc.collect()
+        mid = tracemalloc.get_traced_memory()[0]
+        for _ in range(400):
+            step()
+        gc.collect()
+        end = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert end - mid < 64 * 1024, (mid, end)
+
+
+def test_deepcopy_of_leaves_and_modules():
+    import copy
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).sum().backward()
+        y = copy.deepcopy(x)
+        assert y.requires_grad and y.tolist() == [1.0, 2.0] and y.grad.tolist() == [2.0, 2.0]
+        with lib.no_grad():
+            y.add_(1)
+        assert x.tolist() == [1.0, 2.0]
+        with pytest.raises(RuntimeError, match="graph leaves"):
+            copy.deepcopy(x * 2)
+    m = tg.nn.Sequential(tg.nn.Linear(2, 3), tg.nn.ReLU())
+    m2 = copy.deepcopy(m)
+    assert repr(m2) == repr(m)
+    assert m2[0].weight.tolist() == m[0].weight.tolist() and m2[0].weight is not m[0].weight
