@@ -3,6 +3,13 @@
 ``import tapegrad as torch`` runs PyTorch-style code: tensors record the ops applied to them while
 grad mode is on, and ``backward()`` walks that tape in reverse to fill ``.grad`` of the leaves.
 """
+import warnings as _warnings
+
+# NumPy reports inf/nan results (x / 0, log(0), overflow) as RuntimeWarnings attributed to the
+# module that called it; torch computes the same values silently, so ours do too. Only warnings
+# raised from tapegrad's own modules are filtered; user code keeps NumPy's behaviour.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapegrad(\.|$)")
+
 from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, float64,  # noqa: A004
                      get_default_dtype, half, int, int8, int16, int32, int64, long, promote_types,
                      set_default_dtype, short, uint8)

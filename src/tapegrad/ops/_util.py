@@ -79,8 +79,10 @@ def dims(dim, ndim, op):
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
-        return (_wrap_dim(int(dim), ndim, op),)
-    out = tuple(sorted(_wrap_dim(int(d), ndim, op) for d in dim))
-    if len(set(out)) != len(out):
-        raise RuntimeError(f"{op}: dim {list(dim)} appears multiple times in the list of dims")
-    return out
+        out = (_wrap_dim(int(dim), ndim, op),)
+    else:
+        out = tuple(sorted(_wrap_dim(int(d), ndim, op) for d in dim))
+        if len(set(out)) != len(out):
+            raise RuntimeError(f"{op}: dim {list(dim)} appears multiple times in the list of dims")
+    # a 0-d tensor accepts dim 0 / -1 (checked above) but has no NumPy axis to reduce over
+    return out if ndim else ()

@@ -228,13 +228,17 @@ class MaskedFill(ArrayFunction, name="MaskedFillBackward0"):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        ctx.mask = np.broadcast_to(mask, x.shape)
-        return np.where(ctx.mask, value, x).astype(x.dtype)
+        m = ctx.mask = np.broadcast_to(mask, x.shape)  # (NULL_CTX forgets attributes)
+        return np.where(m, value, x).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, g):
         keep = _make(~ctx.mask)
         return g * keep, None, (g * _make(ctx.mask)).sum()
+
+
+class MaskedFillTensor(MaskedFill, name="MaskedFillBackward1"):
+    """masked_fill with a 0-d tensor value (torch's masked_fill.Tensor)."""
 
 
 class IndexPut(ArrayFunction, name="IndexPutBackward0"):
@@ -375,7 +379,7 @@ def masked_fill_(self, mask, value):
 def masked_fill(input, mask, value):
     """Out-of-place masked_fill: a copy with elements where ``mask`` is True set to ``value``."""
     m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
-    return MaskedFill.apply(input, m, value)
+    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, m, value)
 
 
 def setitem(self, index, value):

@@ -241,3 +241,459 @@ def linear(input, weight, bias=None):
         return Addmm.apply(bias, input, weight.t())
     out = matmul(input, weight.t())
     return out if bias is None else out + bias
+
+
+# ---- convolution and max pooling ----------------------------------------------------------------
+# conv2d and max_pool2d are ArrayFunction primitives built on strided window views
+# (np.lib.stride_tricks.as_strided) and one matrix product each way; no Python loop runs over
+# pixels. Their backward passes are themselves primitives whose backward is defined in terms of
+# the others (derivatives.yaml convolution_backward / convolution_backward's double backward,
+# max_pool2d_with_indices_backward), so create_graph=True works to any order:
+#
+#   y  = conv(x, w)            dL/dx = conv_input_grad(g, w)    dL/dw = conv_weight_grad(x, g)
+#   gx = conv_input_grad(g, w)     d/dg = conv(u, w)            d/dw = conv_weight_grad(u, g)
+#   gw = conv_weight_grad(x, g)    d/dx = conv_input_grad(g, v) d/dg = conv(x, v)
+#
+# (each line is the adjoint identity <u, A(a, b)> = <B(u, b), a> of a bilinear map), and
+#   y  = max_pool(x) = gather(x, idx)   dL/dx = scatter(g, idx)   d scatter/dg = gather(u, idx).
+
+from numpy.lib.stride_tricks import as_strided as _as_strided
+
+
+def _pair(value, name, op):
+    """An int or a sequence of 1 or 2 ints -> a pair of ints (torch's expand_param_if_needed)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value), int(value)
+    try:
+        vals = [int(v) for v in value]
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{name}' must be an int or a tuple of 2 ints, not "
+                        f"{type(value).__name__}") from None
+    if len(vals) == 1:
+        return vals[0], vals[0]
+    if len(vals) != 2:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 values "
+                           f"to match the convolution dimensions, but got {name}={vals}")
+    return vals[0], vals[1]
+
+
+def _pad_hw(x, ph, pw, value=0):
+    """x (N, C, H, W) padded by ph rows and pw columns on each side with ``value``."""
+    if ph == 0 and pw == 0:
+        return x
+    n, c, h, w = x.shape
+    out = np.full((n, c, h + 2 * ph, w + 2 * pw), value, x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
+def _windows(xp, kh, kw, sh, sw):
+    """Read-only strided view (N, C, Ho, Wo, kh, kw) of the windows of xp (N, C, Hp, Wp)."""
+    n, c, hp, wp = xp.shape
+    ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    s0, s1, s2, s3 = xp.strides
+    return _as_strided(xp, (n, c, ho, wo, kh, kw), (s0, s1, s2 * sh, s3 * sw, s2, s3),
+                       writeable=False)
+
+
+def _im2col(x, kh, kw, stride, padding):
+    """x (N, C, H, W) -> columns (N, C*kh*kw, Ho*Wo) (one copy of the window view), Ho, Wo."""
+    win = _windows(_pad_hw(x, *padding), kh, kw, *stride)
+    n, c, ho, wo = win.shape[:4]
+    return win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, ho * wo), ho, wo
+
+
+def _conv_forward(x, w, stride, padding):
+    """Cross-correlation: y[n, o] = sum_c,i,j w[o, c, i, j] x_pad[n, c, s*h + i, s*w + j]."""
+    n = x.shape[0]
+    o, _, kh, kw = w.shape
+    cols, ho, wo = _im2col(x, kh, kw, stride, padding)
+    return np.matmul(w.reshape(o, -1), cols).reshape(n, o, ho, wo)
+
+
+def _conv_weight_grad(x, g, stride, padding, ksize):
+    """dL/dw of y = conv(x, w) for dL/dy = g: sum_n g[n] (O, Ho*Wo) @ cols[n]^T."""
+    kh, kw = ksize
+    n, o = g.shape[:2]
+    c = x.shape[1]
+    cols, ho, wo = _im2col(x, kh, kw, stride, padding)
+    g3 = g.reshape(n, o, ho * wo)
+    if o <= ho * wo:
+        # batched product, then a sum over the batch: the (N, O, C*kh*kw) intermediate is no
+        # larger than the columns, and no transposed copy of the columns is needed
+        gw = np.matmul(g3, cols.transpose(0, 2, 1)).sum(0)
+    else:
+        gw = np.tensordot(g3, cols, axes=([0, 2], [0, 2]))
+    return gw.reshape(o, c, kh, kw)
+
+
+def _conv_input_grad(g, w, stride, padding, in_hw):
+    """dL/dx of y = conv(x, w) for dL/dy = g (a transposed convolution, col2im).
+
+    One product (kh*kw*C, O) @ (O, Ho*Wo*N) gives every kernel offset's contribution; they are
+    added into a channels-last padded buffer with one strided add per kernel offset (kh*kw adds,
+    each over whole images; the batch is the innermost axis so the adds are long and contiguous).
+    """
+    n, o, ho, wo = g.shape
+    _, c, kh, kw = w.shape
+    (sh, sw), (ph, pw) = stride, padding
+    h, wd = in_hw
+    gt = np.ascontiguousarray(g.transpose(1, 2, 3, 0)).reshape(o, ho * wo * n)
+    wt = np.ascontiguousarray(w.transpose(2, 3, 1, 0)).reshape(kh * kw * c, o)
+    cols = np.matmul(wt, gt).reshape(kh, kw, c, ho, wo, n)
+    xp = np.zeros((c, h + 2 * ph, wd + 2 * pw, n), np.result_type(g.dtype, w.dtype))
+    for i in range(kh):
+        for j in range(kw):
+            xp[:, i:i + sh * (ho - 1) + 1:sh, j:j + sw * (wo - 1) + 1:sw] += cols[i, j]
+    return np.ascontiguousarray(xp[:, ph:ph + h, pw:pw + wd].transpose(3, 0, 1, 2))
+
+
+class Convolution(ArrayFunction, name="ConvolutionBackward0"):
+    """2-D cross-correlation (torch.nn.functional.conv2d, groups=1, dilation=1).
+
+    Arguments: input (N, C, H, W), weight (O, C, kh, kw), bias (O,) or None, stride and padding
+    as int pairs; returns (N, O, Ho, Wo) of the input's dtype. derivatives.yaml
+    convolution_backward: input: the transposed convolution of grad with weight; weight: the
+    correlation of input with grad; bias: grad summed over (N, Ho, Wo)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, stride, padding):
+        ctx.save_for_backward(x, w)
+        ctx.conf = (stride, padding)
+        y = _conv_forward(x, w, stride, padding)
+        if b is not None:
+            y += b.reshape(-1, 1, 1)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        stride, padding = ctx.conf
+        gx = ConvolutionInputGrad.apply(g, w, stride, padding, x.data.shape[2:]) \
+            if ctx.needs(0) else None
+        gw = ConvolutionWeightGrad.apply(x, g, stride, padding, w.data.shape[2:]) \
+            if ctx.needs(1) else None
+        gb = g.sum((0, 2, 3)) if ctx.needs(2) else None
+        return gx, gw, gb, None, None
+
+
+class ConvolutionInputGrad(ArrayFunction, name="ConvolutionBackwardBackward0"):
+    """Gradient of conv2d with respect to its input: the transposed convolution of grad (N, O,
+    Ho, Wo) with weight (O, C, kh, kw), giving (N, C, H, W) for the given input size (H, W).
+    Bilinear in (grad, weight); its own derivatives: grad: conv2d(u, weight); weight:
+    conv_weight_grad(u, grad)."""
+
+    @staticmethod
+    def forward(ctx, g, w, stride, padding, in_hw):
+        ctx.save_for_backward(g, w)
+        ctx.conf = (stride, padding)
+        return _conv_input_grad(g, w, stride, padding, in_hw)
+
+    @staticmethod
+    def backward(ctx, u):
+        g, w = ctx.saved_tensors
+        stride, padding = ctx.conf
+        gg = Convolution.apply(u, w, None, stride, padding) if ctx.needs(0) else None
+        gw = ConvolutionWeightGrad.apply(u, g, stride, padding, w.data.shape[2:]) \
+            if ctx.needs(1) else None
+        return gg, gw, None, None, None
+
+
+class ConvolutionWeightGrad(ArrayFunction, name="ConvolutionBackwardBackward0"):
+    """Gradient of conv2d with respect to its weight: the correlation of input (N, C, H, W) with
+    grad (N, O, Ho, Wo), giving (O, C, kh, kw). Bilinear in (input, grad); its own derivatives:
+    input: conv_input_grad(grad, v); grad: conv2d(input, v)."""
+
+    @staticmethod
+    def forward(ctx, x, g, stride, padding, ksize):
+        ctx.save_for_backward(x, g)
+        ctx.conf = (stride, padding)
+        return _conv_weight_grad(x, g, stride, padding, ksize)
+
+    @staticmethod
+    def backward(ctx, v):
+        x, g = ctx.saved_tensors
+        stride, padding = ctx.conf
+        gx = ConvolutionInputGrad.apply(g, v, stride, padding, x.data.shape[2:]) \
+            if ctx.needs(0) else None
+        gg = Convolution.apply(x, v, None, stride, padding) if ctx.needs(1) else None
+        return gx, gg, None, None, None
+
+
+_DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                "bool": "Bool"}
+
+
+def _conv_padding(padding, kh, kw, stride):
+    if isinstance(padding, str):
+        if padding == "valid":
+            return 0, 0
+        if padding == "same":
+            if stride != (1, 1):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            if kh % 2 == 0 or kw % 2 == 0:
+                raise NotImplementedError(
+                    f"conv2d: padding='same' with an even kernel size ({kh} x {kw}) needs "
+                    f"asymmetric padding, which tapegrad does not implement; pad the input "
+                    f"explicitly or use an odd kernel")
+            return (kh - 1) // 2, (kw - 1) // 2
+        raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                         f"{{'valid', 'same'}}")
+    return _pair(padding, "padding", "conv2d")
+
+
+@op("conv2d", functional=True, method=False, namespace=False)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as torch.nn.functional.conv2d).
+
+    Shapes: ``input`` (N, C, H, W) or unbatched (C, H, W); ``weight`` (O, C, kh, kw); ``bias``
+    (O,) or None; ``stride`` and ``padding`` an int or a pair (``padding`` also 'valid' or
+    'same'). Output (N, O, Ho, Wo) with Ho = (H + 2 padding - kh) // stride + 1 (likewise Wo), of
+    the common dtype of the arguments (all must have the same dtype). The result records
+    ConvolutionBackward0; gradients (derivatives.yaml convolution_backward) are themselves
+    differentiable, so create_graph / gradgradcheck work.
+
+    Raises:
+        RuntimeError: input not 3-D/4-D; weight not 4-D; input channels != weight.shape[1]
+            (naming both shapes); bias not of shape (O,); dtypes differ; non-positive stride,
+            negative padding, a stride/padding list of the wrong length; a kernel larger than
+            the padded input; padding='same' with stride > 1.
+        NotImplementedError: dilation != 1, groups != 1, padding='same' with an even kernel.
+    """
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        bad = "input" if not isinstance(input, Tensor) else "weight"
+        raise TypeError(f"conv2d(): argument '{bad}' must be Tensor, not "
+                        f"{type(input if bad == 'input' else weight).__name__}")
+    if _pair(dilation, "dilation", "conv2d") != (1, 1):
+        raise NotImplementedError(f"conv2d: dilation={dilation} is not supported (only 1)")
+    if groups != 1:
+        raise NotImplementedError(f"conv2d: groups={groups} is not supported (only 1)")
+    xs, ws = input.data.shape, weight.data.shape
+    if len(xs) not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+                           f"input of size: {list(xs)}")
+    if len(ws) != 4:
+        raise RuntimeError(f"conv2d: expected weight to be 4-D (out_channels, in_channels, kH, "
+                           f"kW), but got weight of size {list(ws)}")
+    if len(xs) == 3:
+        out = conv2d(input.unsqueeze(0), weight, bias, stride, padding)
+        return out.squeeze(0)
+    o, c, kh, kw = ws
+    if xs[1] != c:
+        raise RuntimeError(f"Given groups=1, weight of size {list(ws)}, expected input{list(xs)} "
+                           f"to have {c} channels, but got {xs[1]} channels instead")
+    if bias is not None:
+        if not isinstance(bias, Tensor):
+            raise TypeError(f"conv2d(): argument 'bias' must be Tensor, not "
+                            f"{type(bias).__name__}")
+        if bias.data.shape != (o,):
+            raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be "
+                               f"1-dimensional with {o} elements, but got bias of size "
+                               f"{list(bias.data.shape)} instead")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.data.dtype != input.data.dtype:
+            a, b = input.data.dtype.name, t.data.dtype.name
+            raise RuntimeError(f"expected scalar type {_DTYPE_NAMES.get(a, a)} but found "
+                               f"{_DTYPE_NAMES.get(b, b)}: conv2d input{list(xs)} is "
+                               f"tapegrad.{a} and {name}{list(t.data.shape)} is tapegrad.{b} "
+                               f"(convert one with .to(dtype))")
+    st = _pair(stride, "stride", "conv2d")
+    pd = _conv_padding(padding, kh, kw, st)
+    if min(st) <= 0:
+        raise RuntimeError(f"non-positive stride is not supported (conv2d got stride={list(st)})")
+    if min(pd) < 0:
+        raise RuntimeError(f"negative padding is not supported (conv2d got padding={list(pd)})")
+    hp, wp = xs[2] + 2 * pd[0], xs[3] + 2 * pd[1]
+    if hp < kh or wp < kw:
+        raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel "
+                           f"size: ({kh} x {kw}). Kernel size can't be greater than actual input "
+                           f"size")
+    return Convolution.apply(input, weight, bias, st, pd)
+
+
+def _pool_offsets(k, s, ho, wo):
+    """(window offset, row slice, column slice) of each kernel position in the padded input."""
+    (kh, kw), (sh, sw) = k, s
+    return [(i * kw + j, slice(i, i + sh * (ho - 1) + 1, sh), slice(j, j + sw * (wo - 1) + 1, sw))
+            for i in range(kh) for j in range(kw)]
+
+
+def _max_pool_forward(x, k, s, p):
+    """Window maxima of x (N, C, H, W) and each maximum's offset in its window (row-major, a
+    small int array), in one vectorized pass per kernel position (kh*kw passes over the output,
+    no loop over pixels; an argmax over a copied window axis is about 5x slower).
+
+    The arg-max follows torch's CPU kernel exactly: a later element wins only when it is greater
+    than the running maximum or is NaN (so ties keep the first maximum in row-major window order
+    and the last NaN wins), and padding never wins: a window whose real elements are all -inf
+    (the dtype's minimum for integers) points at its first real element."""
+    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    n, c, h, w = x.shape
+    floating = x.dtype.kind == "f"
+    low = -np.inf if floating else (False if x.dtype.kind == "b" else np.iinfo(x.dtype).min)
+    xp = _pad_hw(x, ph, pw, low)
+    ho, wo = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    odt = np.int8 if kh * kw < 127 else np.int32
+    best = np.full((n, c, ho, wo), low, x.dtype)
+    am = np.full((n, c, ho, wo), -1, odt)
+    for off, rs, cs in _pool_offsets(k, s, ho, wo):
+        v = xp[:, :, rs, cs]
+        better = np.greater(v, best)
+        if floating:
+            better |= np.isnan(v)
+        np.maximum(best, v, out=best)      # same values as torch's rule, NaN included
+        d = np.subtract(off, am, dtype=odt)
+        d *= better                        # am = where(better, off, am), ~5x faster than where
+        am += d
+    if (am < 0).any():                     # nothing beat -inf: torch's first real element
+        r0, c0 = np.arange(ho) * sh - ph, np.arange(wo) * sw - pw
+        first = ((np.maximum(r0, 0) - r0)[:, None] * kw + (np.maximum(c0, 0) - c0)).astype(odt)
+        am = np.where(am < 0, first, am)
+    return best, am
+
+
+def _max_pool_indices(am, k, s, p, w):
+    """torch's flat indices (into each H*W plane) from window offsets ``am`` (..., Ho, Wo)."""
+    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    ho, wo = am.shape[-2:]
+    am = am.astype(np.int64)
+    rows = (np.arange(ho) * sh - ph)[:, None] + am // kw
+    return rows * w + (np.arange(wo) * sw - pw) + am % kw
+
+
+def _max_pool_scatter(g, am, in_shape, k, s, p):
+    """Zeros of ``in_shape`` (N, C, H, W) with g (N, C, Ho, Wo) added at the window arg-maxes."""
+    n, c, h, w = in_shape
+    (ph, pw) = p
+    ho, wo = g.shape[-2:]
+    overlap = s[0] < k[0] or s[1] < k[1]
+    if not np.isfinite(g).all():
+        # the masked products below would turn inf * 0 into NaN away from the maxima
+        out = np.zeros(n * c * h * w, g.dtype)
+        flat = _max_pool_indices(am, k, s, p, w) + (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+        np.add.at(out, flat.reshape(-1), g.reshape(-1))
+        return out.reshape(in_shape)
+    gp = np.zeros((n, c, h + 2 * ph, w + 2 * pw), g.dtype)
+    for off, rs, cs in _pool_offsets(k, s, ho, wo):
+        if overlap:
+            gp[:, :, rs, cs] += g * (am == off)
+        else:
+            np.multiply(g, am == off, out=gp[:, :, rs, cs])
+    return np.ascontiguousarray(gp[:, :, ph:ph + h, pw:pw + w]) if ph or pw else gp
+
+
+def _max_pool_gather(u, am, k, s, p):
+    """u (N, C, H, W) read at the window arg-maxes: (N, C, Ho, Wo)."""
+    n, c, h, w = u.shape
+    idx = _max_pool_indices(am, k, s, p, w)
+    return np.take_along_axis(u.reshape(n, c, h * w), idx.reshape(n, c, -1), 2).reshape(idx.shape)
+
+
+class MaxPool2DWithIndices(ArrayFunction, name="MaxPool2DWithIndicesBackward0"):
+    """2-D max pooling of (N, C, H, W) or (C, H, W) with kernel ``k``, stride ``s``, padding
+    ``p`` (int pairs); returns the maxima, and with ``with_indices`` also torch's int64 flat
+    indices into each H*W plane (non-differentiable). derivatives.yaml max_pool2d_with_indices:
+    the gradient is grad scattered (added) to the arg-max positions."""
+
+    @staticmethod
+    def forward(ctx, x, k, s, p, with_indices):
+        unbatched = x.ndim == 3
+        x4 = x[None] if unbatched else x
+        out, am = _max_pool_forward(x4, k, s, p)
+        ctx.meta = (am, x4.shape, unbatched, k, s, p)
+        if unbatched:
+            out = out[0]
+        if not with_indices:
+            return out
+        idx = _max_pool_indices(am[0] if unbatched else am, k, s, p, x.shape[-1])
+        ctx.mark_non_differentiable(idx)
+        return out, idx
+
+    @staticmethod
+    def backward(ctx, g, _gidx=None):
+        am, shape, unbatched, k, s, p = ctx.meta
+        if unbatched:
+            g = g.unsqueeze(0)
+        gx = MaxPool2DScatter.apply(g, am, shape, k, s, p)
+        return (gx.squeeze(0) if unbatched else gx), None, None, None, None
+
+
+class MaxPool2DScatter(ArrayFunction, name="MaxPool2DWithIndicesBackwardBackward0"):
+    """max_pool2d's input gradient: grad (N, C, Ho, Wo) added into zeros (N, C, H, W) at the
+    saved window arg-maxes. Linear in grad; its derivative gathers at the same positions."""
+
+    @staticmethod
+    def forward(ctx, g, am, in_shape, k, s, p):
+        ctx.meta = (am, k, s, p)
+        return _max_pool_scatter(g, am, in_shape, k, s, p)
+
+    @staticmethod
+    def backward(ctx, u):
+        am, k, s, p = ctx.meta
+        return MaxPool2DGather.apply(u, am, k, s, p), None, None, None, None, None
+
+
+class MaxPool2DGather(ArrayFunction, name="MaxPoolDoubleBackwardBackward0"):
+    """u (N, C, H, W) read at max_pool2d's window arg-maxes, giving (N, C, Ho, Wo):
+    derivatives.yaml max_pool_double_backward. Linear in u; its derivative scatters back."""
+
+    @staticmethod
+    def forward(ctx, u, am, k, s, p):
+        ctx.meta = (am, u.shape, k, s, p)
+        return _max_pool_gather(u, am, k, s, p)
+
+    @staticmethod
+    def backward(ctx, v):
+        am, shape, k, s, p = ctx.meta
+        return MaxPool2DScatter.apply(v, am, shape, k, s, p), None, None, None, None
+
+
+@op("max_pool2d", functional=True, method=False, namespace=False)
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling (torch.nn.functional.max_pool2d).
+
+    Shapes: ``input`` (N, C, H, W) or (C, H, W), any real dtype; ``kernel_size``, ``stride``
+    (default: ``kernel_size``) and ``padding`` an int or a pair. Output (N, C, Ho, Wo) of the
+    input's dtype with Ho = (H + 2 padding - kh) // stride + 1; with ``return_indices`` also the
+    int64 flat indices of the maxima in each H*W plane (as torch). Ties pick the first maximum in
+    row-major window order, NaN propagates, as in torch. The result records
+    MaxPool2DWithIndicesBackward0 (gradient: scatter to the arg-max positions; derivatives.yaml
+    max_pool2d_with_indices_backward), differentiable again under create_graph.
+
+    Raises:
+        RuntimeError: input not 3-D/4-D or empty; kernel_size or stride not positive; padding
+            negative or more than half the kernel; an output size below 1.
+        NotImplementedError: dilation != 1 or ceil_mode=True.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"max_pool2d(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    xs = input.data.shape
+    if len(xs) not in (3, 4) or any(d == 0 for d in xs[-3:]):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but got "
+                           f"input of size: {list(xs)}")
+    k = _pair(kernel_size, "kernel_size", "max_pool2d")
+    s = k if stride is None or (not isinstance(stride, (int, np.integer)) and
+                                len(stride) == 0) else _pair(stride, "stride", "max_pool2d")
+    p = _pair(padding, "padding", "max_pool2d")
+    if _pair(dilation, "dilation", "max_pool2d") != (1, 1):
+        raise NotImplementedError(f"max_pool2d: dilation={dilation} is not supported (only 1)")
+    if ceil_mode:
+        raise NotImplementedError("max_pool2d: ceil_mode=True is not supported")
+    if min(k) <= 0:
+        raise RuntimeError(f"max_pool2d: kernel_size must be greater than zero, but got "
+                           f"kernel_size={list(k)}")
+    if min(s) <= 0:
+        raise RuntimeError(f"stride should not be zero (max_pool2d got stride={list(s)})")
+    if min(p) < 0 or p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p[0] if p[0] == p[1] else list(p)}, kernel_size="
+                           f"{k[0] if k[0] == k[1] else list(k)} and dilation=1")
+    h, w = xs[-2:]
+    ho, wo = (h + 2 * p[0] - k[0]) // s[0] + 1, (w + 2 * p[1] - k[1]) // s[1] + 1
+    if ho < 1 or wo < 1:
+        raise RuntimeError(f"Given input size: ({xs[-3]}x{h}x{w}). Calculated output size: "
+                           f"({xs[-3]}x{ho}x{wo}). Output size is too small")
+    return MaxPool2DWithIndices.apply(input, k, s, p, bool(return_indices))

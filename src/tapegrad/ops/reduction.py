@@ -7,6 +7,7 @@ max()/min() over the whole tensor and amax/amin split the gradient evenly among 
 """
 from __future__ import annotations
 
+import builtins  # this module defines sum/max/min/all/any ops
 import collections
 
 import numpy as np
@@ -95,6 +96,8 @@ class MeanAll(ArrayFunction, name="MeanBackward0"):
 
     @staticmethod
     def backward(ctx, g):
+        if ctx.n == 0:  # empty input: nothing to divide (g / 0 would make double backward nan)
+            return g.expand(ctx.in_shape)
         return (g / ctx.n).expand(ctx.in_shape)
 
 
@@ -113,7 +116,9 @@ class MeanDim(ArrayFunction, name="MeanBackward1"):
 
     @staticmethod
     def backward(ctx, g):
-        return _expand_back(g / ctx.n, ctx.in_shape, ctx.axes, ctx.keepdim), None, None
+        # an empty reduction (n == 0) expands to an empty gradient: no division (see MeanAll)
+        return _expand_back(g / ctx.n if ctx.n else g, ctx.in_shape, ctx.axes, ctx.keepdim), \
+            None, None
 
 
 @op("mean")
@@ -259,7 +264,7 @@ class Amax(ArrayFunction, name="AmaxBackward0"):
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, is_max):
-        if any(x.shape[a] == 0 for a in axes) or (x.size == 0 and not axes):
+        if builtins.any(x.shape[a] == 0 for a in axes) or (x.size == 0 and not axes):
             raise IndexError(f"{'amax' if is_max else 'amin'}(): Expected reduction dim to have "
                              "non-zero size.")
         y = np.asarray(x.max(axis=axes, keepdims=True) if is_max else x.min(axis=axes, keepdims=True))

@@ -200,8 +200,7 @@ def t(input):
 
 def _T(self):
     nd = self.data.ndim
-    if nd < 2:
-        return self
+    # a view even for 0-d/1-d (torch records PermuteBackward0 there too, never returns self)
     return Permute.apply(self, tuple(range(nd - 1, -1, -1)))
 
 
@@ -399,6 +398,7 @@ class Cat(ArrayFunction, name="CatBackward0"):
         arrays, d = list(args[:-1]), args[-1]
         ctx.d = d
         ctx.sizes = [a.shape[d] if a.ndim else 0 for a in arrays]
+        ctx.skipped = [a.ndim == 1 and a.shape[0] == 0 for a in arrays]
         kept = [a for a in arrays if not (a.ndim == 1 and a.shape[0] == 0)] or arrays[:1]
         return np.concatenate(_promote_all(kept, "cat"), axis=d)
 
@@ -407,7 +407,10 @@ class Cat(ArrayFunction, name="CatBackward0"):
         out = []
         start = 0
         d = ctx.d
-        for n in ctx.sizes:
+        for n, skipped in zip(ctx.sizes, ctx.skipped):
+            if skipped and g.data.ndim != 1:  # a skipped empty 1-D input: an empty gradient
+                out.append(_make(np.zeros((0,), g.data.dtype)))
+                continue
             idx = (slice(None),) * d + (slice(start, start + n),)
             out.append(g[idx] if n or g.data.ndim > d else None)
             start += n
