@@ -536,3 +536,17 @@ def test_deepcopy_of_leaves_and_modules():
     m2 = copy.deepcopy(m)
     assert repr(m2) == repr(m)
     assert m2[0].weight.tolist() == m[0].weight.tolist() and m2[0].weight is not m[0].weight
+
+
+def test_dot_data_matches_torch():
+    for lib in _libs():
+        p = lib.tensor([1.0, 2.0], requires_grad=True)
+        d = p.data
+        assert not d.requires_grad and d.is_leaf and type(d).__name__ == "Tensor"
+        y = p * p                  # saves p
+        p.data.mul_(10)            # untracked: no version bump, no error at backward
+        assert p._version == 0 and p.tolist() == [10.0, 20.0]
+        y.sum().backward()
+        assert p.grad.tolist() == [20.0, 40.0]   # the saved p sees the new values, as torch
+        p.data = lib.tensor([5.0, 6.0, 7.0])     # replaces the storage (shape may change)
+        assert p.shape == (3,) and p.requires_grad and p.tolist() == [5.0, 6.0, 7.0]

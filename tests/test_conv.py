@@ -52,14 +52,14 @@ def test_conv2d_matches_torch(dtype, stride, padding, bias):
     assert y.shape == tuple(Y.shape)
     assert y.dtype == getattr(tg, dtype)
     assert type(y.grad_fn).__name__ == "ConvolutionBackward0"
-    _close(y.data, Y.detach().numpy(), dtype, 10)
+    _close(y._data, Y.detach().numpy(), dtype, 10)
     g = _rand(rng, y.shape, dtype)
     y.backward(tg.tensor(g))
     Y.backward(torch.tensor(g))
-    _close(xt.grad.data, X.grad.numpy(), dtype, 10)
-    _close(wt.grad.data, W.grad.numpy(), dtype, 10)
+    _close(xt.grad._data, X.grad.numpy(), dtype, 10)
+    _close(wt.grad._data, W.grad.numpy(), dtype, 10)
     if bias:
-        _close(bt.grad.data, B.grad.numpy(), dtype, 10)
+        _close(bt.grad._data, B.grad.numpy(), dtype, 10)
     assert xt.grad.dtype == xt.dtype and wt.grad.dtype == wt.dtype
 
 
@@ -77,7 +77,7 @@ def test_conv2d_second_derivatives_match_torch():
         if lib is tg:
             assert type(gx.grad_fn).__name__ == "ConvolutionBackwardBackward0"
         hx, hw = mod.autograd.grad((gx * gx).sum() + (gw * gw).sum(), (X, Wt))
-        out[lib.__name__] = [t.detach().numpy() if lib is torch else t.data
+        out[lib.__name__] = [t.detach().numpy() if lib is torch else t._data
                              for t in (gx, gw, hx, hw)]
     for a, b in zip(out["tapegrad"], out["torch"]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
@@ -92,7 +92,7 @@ def test_conv2d_unbatched_and_strings():
         Y = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b),
                                        padding=padding)
         assert y.shape == tuple(Y.shape)
-        np.testing.assert_allclose(y.data, Y.numpy(), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(y._data, Y.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_conv2d_no_graph_without_grad():
@@ -100,9 +100,9 @@ def test_conv2d_no_graph_without_grad():
     w = tg.tensor(np.ones((1, 1, 2, 2), np.float32))
     y = F.conv2d(x, w)
     assert y.grad_fn is None and not y.requires_grad
-    np.testing.assert_array_equal(y.data, np.full((1, 1, 3, 3), 4.0, np.float32))
+    np.testing.assert_array_equal(y._data, np.full((1, 1, 3, 3), 4.0, np.float32))
     with tg.no_grad():
-        y = F.conv2d(x, tg.tensor(w.data, requires_grad=True))
+        y = F.conv2d(x, tg.tensor(w._data, requires_grad=True))
     assert y.grad_fn is None
 
 
@@ -167,13 +167,13 @@ def test_max_pool2d_matches_torch(dtype, kernel, stride, padding):
     y, idx = F.max_pool2d(xt, kernel, stride, padding, return_indices=True)
     Y, IDX = torch.nn.functional.max_pool2d(X, kernel, stride, padding, return_indices=True)
     assert type(y.grad_fn).__name__ == "MaxPool2DWithIndicesBackward0"
-    np.testing.assert_array_equal(y.data, Y.detach().numpy())
-    np.testing.assert_array_equal(idx.data, IDX.numpy())
+    np.testing.assert_array_equal(y._data, Y.detach().numpy())
+    np.testing.assert_array_equal(idx._data, IDX.numpy())
     assert idx.dtype == tg.int64 and not idx.requires_grad
     g = _rand(rng, y.shape, dtype)
     y.backward(tg.tensor(g))
     Y.backward(torch.tensor(g))
-    _close(xt.grad.data, X.grad.numpy(), dtype)
+    _close(xt.grad._data, X.grad.numpy(), dtype)
 
 
 def test_max_pool2d_nan_inf_and_unbatched():
@@ -188,13 +188,13 @@ def test_max_pool2d_nan_inf_and_unbatched():
     for x, k, s, p in cases:
         y, i = F.max_pool2d(_tg(x), k, s, p, return_indices=True)
         Y, I = torch.nn.functional.max_pool2d(torch.tensor(x), k, s, p, return_indices=True)
-        np.testing.assert_array_equal(y.data, Y.numpy())
-        np.testing.assert_array_equal(i.data, I.numpy())
+        np.testing.assert_array_equal(y._data, Y.numpy())
+        np.testing.assert_array_equal(i._data, I.numpy())
     x = np.random.default_rng(7).standard_normal((3, 5, 4))
     xt, X = _tg(x), torch.tensor(x, requires_grad=True)
     F.max_pool2d(xt, 2, 1).sum().backward()
     torch.nn.functional.max_pool2d(X, 2, 1).sum().backward()
-    np.testing.assert_allclose(xt.grad.data, X.grad.numpy())
+    np.testing.assert_allclose(xt.grad._data, X.grad.numpy())
 
 
 def test_max_pool2d_int_input():
@@ -202,7 +202,7 @@ def test_max_pool2d_int_input():
     x = np.random.default_rng(8).integers(-5, 5, (1, 2, 5, 5))
     y = F.max_pool2d(tg.tensor(x), 3, 2, 1)
     Y = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1)
-    np.testing.assert_array_equal(y.data, Y.numpy())
+    np.testing.assert_array_equal(y._data, Y.numpy())
     assert y.dtype == tg.int64
 
 
@@ -279,8 +279,8 @@ def test_max_pool2d_nonfinite_grad_stays_at_maxima(kernel, stride, padding):
     g[0, 0, 0, 0], g[1, 1, 1, 1] = np.inf, np.nan
     y.backward(tg.tensor(g))
     torch.nn.functional.max_pool2d(X, kernel, stride, padding).backward(torch.tensor(g))
-    np.testing.assert_array_equal(np.isnan(xt.grad.data), np.isnan(X.grad.numpy()))
-    np.testing.assert_allclose(xt.grad.data, X.grad.numpy())
+    np.testing.assert_array_equal(np.isnan(xt.grad._data), np.isnan(X.grad.numpy()))
+    np.testing.assert_allclose(xt.grad._data, X.grad.numpy())
 
 
 def test_conv2d_many_channels_small_output():
@@ -294,5 +294,5 @@ def test_conv2d_many_channels_small_output():
     F.conv2d(xt, wt, bt).pow(2).sum().backward()
     torch.nn.functional.conv2d(X, Wt, B).pow(2).sum().backward()
     for a, t in ((xt, X), (wt, Wt), (bt, B)):
-        np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(a.grad._data, t.grad.numpy(), rtol=1e-10, atol=1e-10)
     assert gradcheck(lambda x, w: F.conv2d(x, w, stride=(1, 2)), (xt, wt))

@@ -137,7 +137,7 @@ def test_to_array_returns_fresh_c_contiguous_arrays():
     assert not np.shares_memory(arr, src)
     t = tg.tensor([1.0, 2.0])
     a2 = _to_array(t)
-    assert not np.shares_memory(a2, t.data)
+    assert not np.shares_memory(a2, t._data)
     assert _to_array([1.7, -1.7], tg.int64).tolist() == [1, -1]
     assert _to_array(2.5, np.float64).dtype == np.float64
     assert _to_array(np.array([3.0], dtype=np.float32), "float64").dtype == np.float64
@@ -168,7 +168,7 @@ def test_tensor_copies_and_warns_on_tensor_input():
     with pytest.warns(UserWarning, match=r"clone\(\)\.detach\(\)"):
         c = tg.tensor(src)
     assert not c.requires_grad and c.grad_fn is None
-    assert not np.shares_memory(c.data, src.data)
+    assert not np.shares_memory(c._data, src._data)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tg.tensor([1.0])  # no warning for plain data
@@ -251,13 +251,13 @@ def test_from_numpy_shares_memory_and_keeps_dtype():
                 np.uint8, np.bool_):
         arr = np.zeros((2, 3), dtype=npd)
         t = tg.from_numpy(arr)
-        assert t.data.dtype == npd and t.dtype.np == np.dtype(npd)
-        assert np.shares_memory(t.data, arr)
+        assert t._data.dtype == npd and t.dtype.np == np.dtype(npd)
+        assert np.shares_memory(t._data, arr)
     arr = np.zeros(3)
     t = tg.from_numpy(arr)
     arr[1] = 7.0
     assert t.tolist() == [0.0, 7.0, 0.0]
-    t.data[2] = 3.0
+    t._data[2] = 3.0
     assert arr[2] == 3.0
 
 
@@ -286,9 +286,9 @@ def test_from_numpy_matches_torch():
 def test_as_tensor():
     arr = np.arange(3.0)
     t = tg.as_tensor(arr)
-    assert np.shares_memory(t.data, arr) and t.dtype is tg.float64
+    assert np.shares_memory(t._data, arr) and t.dtype is tg.float64
     t2 = tg.as_tensor(arr, dtype=tg.float32)
-    assert not np.shares_memory(t2.data, arr) and t2.dtype is tg.float32
+    assert not np.shares_memory(t2._data, arr) and t2.dtype is tg.float32
     x = tg.tensor([1.0, 2.0])
     assert tg.as_tensor(x) is x
     assert tg.as_tensor(x, dtype=tg.float32) is x

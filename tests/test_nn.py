@@ -17,7 +17,7 @@ def _torch_text(obj):
 def _copy_params(src_torch, dst):
     """Copy a torch module's parameter values into a tapegrad module of the same structure."""
     for tp, p in zip(src_torch.parameters(), dst.parameters(), strict=True):
-        p.data[...] = tp.detach().numpy()
+        p._data[...] = tp.detach().numpy()
 
 
 class Block(nn.Module):
@@ -166,7 +166,7 @@ def test_zero_grad_and_requires_grad_():
     net(tapegrad.randn(3, 4)).sum().backward()
     assert all(p.grad is not None for p in net.parameters())
     net.zero_grad(set_to_none=False)
-    assert all(p.grad is not None and not p.grad.data.any() for p in net.parameters())
+    assert all(p.grad is not None and not p.grad._data.any() for p in net.parameters())
     net.zero_grad()
     assert all(p.grad is None for p in net.parameters())
     assert net.requires_grad_(False) is net
@@ -202,10 +202,10 @@ def test_forward_hooks():
     h1 = lin.register_forward_pre_hook(lambda m, args: calls.append("pre"))
     h2 = lin.register_forward_hook(lambda m, args, out: out * 0)
     out = lin(tapegrad.ones(1, 2))
-    assert calls == ["pre"] and not out.data.any()
+    assert calls == ["pre"] and not out._data.any()
     h1.remove()
     h2.remove()
-    assert lin(tapegrad.ones(1, 2)).data.any()
+    assert lin(tapegrad.ones(1, 2))._data.any()
 
 
 # ---- repr -----------------------------------------------------------------------------------------
@@ -247,8 +247,8 @@ def test_parameter_repr_and_behaviour():
     assert type(out) is tapegrad.Tensor and out.grad_fn is not None
     src = tapegrad.tensor([1.0, 2.0])
     shared = nn.Parameter(src)
-    src.data[0] = 7.0
-    assert shared.data[0] == 7.0  # shares the values, like torch
+    src._data[0] = 7.0
+    assert shared._data[0] == 7.0  # shares the values, like torch
     assert repr(nn.Parameter()) == _torch_text(torch.nn.Parameter())
     with pytest.raises(RuntimeError):
         nn.Parameter(tapegrad.tensor([1, 2]))
@@ -282,18 +282,18 @@ def test_sequential_container():
 def test_state_dict_round_trip():
     a, b = Net(), Net()
     with tapegrad.no_grad():
-        a.block.running.data[...] = 3.0
+        a.block.running._data[...] = 3.0
     sd = a.state_dict()
     assert list(sd) == ["scale", "block.running", "block.fc.weight", "block.fc.bias",
                         "head.0.weight", "head.0.bias", "head.2.weight", "head.2.bias"]
     assert all(not v.requires_grad for v in sd.values())
-    assert sd["scale"].data is a.scale.data  # detached, sharing the values
+    assert sd["scale"]._data is a.scale._data  # detached, sharing the values
     res = b.load_state_dict(sd)
     assert repr(res) == "<All keys matched successfully>"
     for (ka, va), (kb, vb) in zip(a.state_dict().items(), b.state_dict().items()):
-        assert ka == kb and np.array_equal(va.data, vb.data) and va.data is not vb.data
+        assert ka == kb and np.array_equal(va._data, vb._data) and va._data is not vb._data
     x = tapegrad.randn(5, 4)
-    assert np.array_equal(a(x).data, b(x).data)
+    assert np.array_equal(a(x)._data, b(x)._data)
     kv = a.state_dict(keep_vars=True)
     assert kv["scale"] is a.scale
 
@@ -361,7 +361,7 @@ def test_load_state_dict_casts_and_copies_in_place():
                                                    dtype=tapegrad.float64),
                          "bias": tapegrad.tensor([0.5, 0.5])})
     assert lin.weight is w and w.dtype is tapegrad.float32
-    assert w.data.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert w._data.tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
 def test_load_state_dict_invalidates_saved_graph():
@@ -387,12 +387,12 @@ def test_linear_forward_backward_matches_torch(shape, bias):
     tx = torch.tensor(x, requires_grad=True)
     ox = tapegrad.tensor(x, requires_grad=True)
     ty, oy = tl(tx), ol(ox)
-    np.testing.assert_allclose(oy.data, ty.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(oy._data, ty.detach().numpy(), rtol=1e-6, atol=1e-6)
     ty.backward(torch.tensor(g))
     oy.backward(tapegrad.tensor(g))
-    np.testing.assert_allclose(ox.grad.data, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ox.grad._data, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
     for tp, op in zip(tl.parameters(), ol.parameters()):
-        np.testing.assert_allclose(op.grad.data, tp.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(op.grad._data, tp.grad.numpy(), rtol=1e-5, atol=1e-6)
     if len(shape) == 2 and bias:
         assert type(oy.grad_fn).__name__ == type(ty.grad_fn).__name__ == "AddmmBackward0"
 
@@ -401,7 +401,7 @@ def test_linear_init_bounds_and_statistics():
     tapegrad.manual_seed(0)
     lin = nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)
-    w, b = lin.weight.data, lin.bias.data
+    w, b = lin.weight._data, lin.bias._data
     assert w.shape == (300, 400) and b.shape == (300,)
     assert w.dtype == np.float32 and b.dtype == np.float32
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
@@ -417,9 +417,9 @@ def test_linear_init_uses_default_generator():
     tapegrad.manual_seed(123)
     b = nn.Linear(5, 3)
     c = nn.Linear(5, 3)
-    assert np.array_equal(a.weight.data, b.weight.data)
-    assert np.array_equal(a.bias.data, b.bias.data)
-    assert not np.array_equal(b.weight.data, c.weight.data)
+    assert np.array_equal(a.weight._data, b.weight._data)
+    assert np.array_equal(a.bias._data, b.bias._data)
+    assert not np.array_equal(b.weight._data, c.weight._data)
 
 
 def test_linear_dtype_and_shape_error():
@@ -439,10 +439,10 @@ def test_simple_layers_match_torch(name):
     ours, theirs = getattr(nn, name)(), getattr(torch.nn, name)()
     ox, tx = tapegrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     oy, ty = ours(ox), theirs(tx)
-    np.testing.assert_allclose(oy.data, ty.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(oy._data, ty.detach().numpy(), rtol=1e-6, atol=1e-7)
     (oy * oy).sum().backward()
     (ty * ty).sum().backward()
-    np.testing.assert_allclose(ox.grad.data, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ox.grad._data, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 # ---- losses -------------------------------------------------------------------------------------------
@@ -467,10 +467,10 @@ def test_classification_losses_match_torch(loss_name, kwargs):
     ours, theirs = getattr(nn, loss_name)(**okw), getattr(torch.nn, loss_name)(**tkw)
     ox, tx = tapegrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ol, tl = ours(ox, tapegrad.tensor(y)), theirs(tx, torch.tensor(y))
-    np.testing.assert_allclose(ol.data, tl.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ol._data, tl.detach().numpy(), rtol=1e-5, atol=1e-6)
     ol.sum().backward()
     tl.sum().backward()
-    np.testing.assert_allclose(ox.grad.data, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ox.grad._data, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert type(ol.grad_fn).__name__ == type(tl.grad_fn).__name__
     if "weight" in kwargs:
         assert "weight" in ours.state_dict() and "weight" in theirs.state_dict()
@@ -484,10 +484,10 @@ def test_mse_loss_matches_torch(reduction):
     oa, ta = tapegrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
     ol = nn.MSELoss(reduction=reduction)(oa, tapegrad.tensor(b))
     tl = torch.nn.MSELoss(reduction=reduction)(ta, torch.tensor(b))
-    np.testing.assert_allclose(ol.data, tl.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ol._data, tl.detach().numpy(), rtol=1e-6, atol=1e-7)
     ol.sum().backward()
     tl.sum().backward()
-    np.testing.assert_allclose(oa.grad.data, ta.grad.numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(oa.grad._data, ta.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_loss_legacy_reduction_args():
@@ -504,31 +504,31 @@ def test_functional_namespace():
         assert getattr(F, name) is fn
     x = tapegrad.tensor([-1.0, 0.0, 2.0])
     assert F.relu(x).tolist() == [0.0, 0.0, 2.0]
-    np.testing.assert_allclose(F.tanh(x).data, np.tanh(x.data), rtol=1e-6)
-    np.testing.assert_allclose(F.sigmoid(x).data, 1 / (1 + np.exp(-x.data)), rtol=1e-6)
+    np.testing.assert_allclose(F.tanh(x)._data, np.tanh(x._data), rtol=1e-6)
+    np.testing.assert_allclose(F.sigmoid(x)._data, 1 / (1 + np.exp(-x._data)), rtol=1e-6)
     for name in ("linear", "softmax", "log_softmax", "nll_loss", "cross_entropy", "mse_loss"):
         assert callable(getattr(F, name))
 
 
 def test_init_functions():
     t = tapegrad.empty(200, 100)
-    assert nn.init.zeros_(t) is t and not t.data.any()
+    assert nn.init.zeros_(t) is t and not t._data.any()
     nn.init.ones_(t)
-    assert (t.data == 1).all()
+    assert (t._data == 1).all()
     nn.init.constant_(t, 0.5)
-    assert (t.data == 0.5).all()
+    assert (t._data == 0.5).all()
     nn.init.uniform_(t, -2.0, 3.0)
-    assert t.data.min() >= -2.0 and t.data.max() < 3.0 and t.data.dtype == np.float32
-    np.testing.assert_allclose(t.data.mean(), 0.5, atol=0.05)
+    assert t._data.min() >= -2.0 and t._data.max() < 3.0 and t._data.dtype == np.float32
+    np.testing.assert_allclose(t._data.mean(), 0.5, atol=0.05)
     nn.init.normal_(t, 1.0, 2.0)
-    np.testing.assert_allclose([t.data.mean(), t.data.std()], [1.0, 2.0], atol=0.05)
+    np.testing.assert_allclose([t._data.mean(), t._data.std()], [1.0, 2.0], atol=0.05)
     nn.init.xavier_uniform_(t)
     a = math.sqrt(6 / 300)
-    assert np.abs(t.data).max() <= a and np.abs(t.data).max() > 0.99 * a
+    assert np.abs(t._data).max() <= a and np.abs(t._data).max() > 0.99 * a
     nn.init.kaiming_uniform_(t, a=math.sqrt(5))
-    assert np.abs(t.data).max() <= 1 / math.sqrt(100)
+    assert np.abs(t._data).max() <= 1 / math.sqrt(100)
     nn.init.kaiming_uniform_(t, nonlinearity="relu")
-    assert np.abs(t.data).max() <= math.sqrt(6 / 100)
+    assert np.abs(t._data).max() <= math.sqrt(6 / 100)
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
         nn.init.xavier_uniform_(tapegrad.empty(3))
     assert nn.init.calculate_gain("tanh") == 5 / 3
@@ -542,12 +542,12 @@ def test_init_reproducible_with_seed_and_generator():
     a = nn.init.normal_(tapegrad.empty(5))
     tapegrad.manual_seed(7)
     b = nn.init.normal_(tapegrad.empty(5))
-    assert np.array_equal(a.data, b.data)
+    assert np.array_equal(a._data, b._data)
     g = tapegrad.Generator().manual_seed(1)
     c = nn.init.uniform_(tapegrad.empty(5), generator=g)
     g.manual_seed(1)
     d = nn.init.uniform_(tapegrad.empty(5), generator=g)
-    assert np.array_equal(c.data, d.data)
+    assert np.array_equal(c._data, d._data)
 
 
 def test_training_a_tiny_model_reduces_loss():
@@ -564,5 +564,5 @@ def test_training_a_tiny_model_reduces_loss():
         loss.backward()
         with tapegrad.no_grad():
             for p in model.parameters():
-                p.data -= 0.1 * p.grad.data
+                p._data -= 0.1 * p.grad._data
     assert loss.item() < 0.5 * first

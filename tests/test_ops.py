@@ -110,7 +110,7 @@ def test_forward_matches_torch(name, i, dtype, torch):
                 f"{what}: shape {tuple(a.shape)} vs torch {tuple(b.shape)}"
             assert a.requires_grad == b.requires_grad, \
                 f"{what}: requires_grad {a.requires_grad} vs torch {b.requires_grad}"
-            _assert_close(np.asarray(a.data), b.detach().numpy(), what)
+            _assert_close(np.asarray(a._data), b.detach().numpy(), what)
         else:
             assert type(a) is type(b) and a == b, f"{what}: {a!r} vs torch {b!r}"
 
@@ -128,7 +128,7 @@ def test_grad_matches_torch(name, i, dtype, torch):
     total = ref_total = 0
     for o, r in zip(outs, refs):
         assert tuple(o.shape) == tuple(r.shape)
-        cot = rng.uniform(-1, 1, size=tuple(o.shape)).astype(o.data.dtype)
+        cot = rng.uniform(-1, 1, size=tuple(o.shape)).astype(o._data.dtype)
         total = total + (o * tapegrad.from_numpy(cot)).sum()
         ref_total = ref_total + (r * torch.from_numpy(cot.copy())).sum()
     total.backward()
@@ -141,7 +141,7 @@ def test_grad_matches_torch(name, i, dtype, torch):
             continue
         assert x.grad is not None, f"{what}: tapegrad gives None, torch {rx.grad!r}"
         assert _dtype_name(x.grad.dtype) == _dtype_name(rx.grad.dtype), what
-        _assert_close(np.asarray(x.grad.data), rx.grad.numpy(), what)
+        _assert_close(np.asarray(x.grad._data), rx.grad.numpy(), what)
 
 
 # ---- (c) node names against torch ---------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_alias_matches_torch_alias(name, alias, torch):
     out, _ = _run(PUBLIC[alias], sample, tapegrad, False)
     ref, _ = _run(getattr(torch, alias), sample, torch, False)
     for a, b in zip(_flat(out), _flat(ref)):
-        _assert_close(np.asarray(a.data), b.numpy(), f"{alias}")
+        _assert_close(np.asarray(a._data), b.numpy(), f"{alias}")
 
 
 METHOD_ROWS = [o.name for o in op_db if o.name in METHODS and o.method is None and o.attr is None]
@@ -241,6 +241,6 @@ def test_method_variant_matches_function(name):
         meth, _ = _run(lambda x, *a, **k: getattr(x, name)(*a, **k), sample, tapegrad, False)
         for a, b in zip(_flat(out), _flat(meth)):
             if isinstance(a, tapegrad.Tensor):
-                np.testing.assert_array_equal(a.data, b.data)
+                np.testing.assert_array_equal(a._data, b._data)
             else:
                 assert a == b

@@ -28,7 +28,7 @@ def _models(torch, dtype):
     with torch.no_grad():
         for tp, op, a in zip(tm.parameters(), om.parameters(), params, strict=True):
             tp.copy_(torch.from_numpy(a))
-            op.data[...] = a
+            op._data[...] = a
     return tm, om, x, y
 
 
@@ -37,8 +37,8 @@ def _assert_close(ours, theirs, rtol):
     the tensor's largest magnitude, not their own)."""
     for op, tp in zip(ours, theirs, strict=True):
         t = tp.detach().numpy()
-        assert op.data.dtype == t.dtype
-        np.testing.assert_allclose(op.data, t, rtol=rtol, atol=rtol * np.abs(t).max())
+        assert op._data.dtype == t.dtype
+        np.testing.assert_allclose(op._data, t, rtol=rtol, atol=rtol * np.abs(t).max())
 
 
 def _trajectory(torch, name, kwargs, dtype, steps=5):
@@ -83,7 +83,7 @@ def _same_grads_trajectory(torch, name, kwargs, dtype, steps=5):
                 ov = oopt.state[op][key]
                 if isinstance(tv, torch.Tensor):
                     assert ov.dtype.name == str(tv.dtype).replace("torch.", "")
-                    np.testing.assert_allclose(ov.data, tv.numpy(), rtol=rtol,
+                    np.testing.assert_allclose(ov._data, tv.numpy(), rtol=rtol,
                                                atol=rtol * max(np.abs(tv.numpy()).max(), 1e-30))
 
 
@@ -131,10 +131,10 @@ def test_float32_stays_float32():
         for _ in range(2):
             p.grad = tapegrad.ones(3)
             opt.step()
-        assert p.data.dtype == np.float32
+        assert p._data.dtype == np.float32
         for st in opt.state[p].values():
             if isinstance(st, tapegrad.Tensor) and st.ndim:
-                assert st.data.dtype == np.float32
+                assert st._data.dtype == np.float32
 
 
 # ---- validation ----------------------------------------------------------------------------------
@@ -186,11 +186,11 @@ def test_param_groups_and_per_group_options():
     assert len(opt.param_groups[1]["params"]) == 1 and opt.param_groups[1]["params"][0] is b
     a.grad, b.grad = tapegrad.ones(2), tapegrad.ones(2)
     opt.step()
-    np.testing.assert_allclose(a.data, 0.9)
-    np.testing.assert_allclose(b.data, 0.5)
+    np.testing.assert_allclose(a._data, 0.9)
+    np.testing.assert_allclose(b._data, 0.5)
     opt.param_groups[0]["lr"] = 1.0  # schedulers change options in place
     opt.step()
-    np.testing.assert_allclose(a.data, -0.1, atol=1e-7)
+    np.testing.assert_allclose(a._data, -0.1, atol=1e-7)
     c = Parameter(tapegrad.ones(1))
     opt.add_param_group({"params": [c], "momentum": 0.9})
     g = opt.param_groups[2]
@@ -204,7 +204,7 @@ def test_params_without_grad_are_skipped():
     opt = optim.Adam([a, b], lr=0.1)
     a.grad = tapegrad.ones(2)
     opt.step()
-    assert b.data.tolist() == [1.0, 1.0] and b not in opt.state
+    assert b._data.tolist() == [1.0, 1.0] and b not in opt.state
     assert len(opt.state[a]) == 3 and opt.state[a]["step"].item() == 1.0
 
 
@@ -231,7 +231,7 @@ def test_closure_returns_loss():
     with tapegrad.no_grad():
         loss = opt.step(closure)  # the closure runs with grad enabled
     assert loss.item() == 4.0
-    assert p.data.tolist() == [1.0]
+    assert p._data.tolist() == [1.0]
 
 
 def test_step_bumps_version_like_torch():
@@ -300,7 +300,7 @@ def test_load_state_dict_resumes_identically(name, kwargs):
     opt2.load_state_dict(saved_opt)
     steps(model2, opt2, 3)
     for a, b in zip(model2.parameters(), ref_model.parameters()):
-        assert np.array_equal(a.data, b.data)
+        assert np.array_equal(a._data, b._data)
     # the loaded state is a copy: stepping the new optimizer leaves the old one alone
     assert opt2.state[next(model2.parameters())] is not opt.state[next(model.parameters())]
 

@@ -153,7 +153,7 @@ def result_type(*operands) -> dtype:
     """The dtype torch gives an op over ``operands`` (Tensors and Python numbers)."""
     key = []
     for o in operands:
-        arr = o if isinstance(o, np.ndarray) else getattr(o, "data", None)
+        arr = o if isinstance(o, np.ndarray) else getattr(o, "_data", None)
         if isinstance(arr, np.ndarray):
             key.append((arr.dtype, arr.ndim == 0))
         else:

@@ -115,9 +115,9 @@ def _size(args, size, name):
         a = args[0]
         if isinstance(a, (list, tuple)):
             args = a
-        elif isinstance(a, Tensor) and a.data.ndim == 1 and a.data.dtype.kind in "iu":
-            args = a.data.tolist()
-        elif isinstance(a, Tensor) and a.data.ndim == 0:
+        elif isinstance(a, Tensor) and a._data.ndim == 1 and a._data.dtype.kind in "iu":
+            args = a._data.tolist()
+        elif isinstance(a, Tensor) and a._data.ndim == 0:
             pass  # operator.index below handles 0-d integer tensors
         else:
             raise TypeError(f"{name}(): argument 'size' must be a tuple of ints, not "
@@ -145,10 +145,10 @@ def _size(args, size, name):
 def _number(x, what):
     """A Python number from a Python/NumPy scalar or a one-element tensor."""
     if isinstance(x, Tensor):
-        if x.data.size != 1:
+        if x._data.size != 1:
             raise RuntimeError(f"{what} must be a number or a one-element tensor, got a tensor of "
-                               f"shape {list(x.data.shape)}")
-        return x.data.reshape(()).item()
+                               f"shape {list(x._data.shape)}")
+        return x._data.reshape(()).item()
     if isinstance(x, np.ndarray) and x.size == 1:
         return x.reshape(()).item()
     if isinstance(x, np.generic):
@@ -223,12 +223,12 @@ def _leaf_dtype(x, dim, state):
     if isinstance(x, np.generic):
         return _np_dtype_to_tg(x.dtype)
     if isinstance(x, Tensor):
-        if x.data.size != 1:
+        if x._data.size != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars: a "
-                             f"sequence holds a tensor of shape {list(x.data.shape)} at dim {dim} "
+                             f"sequence holds a tensor of shape {list(x._data.shape)} at dim {dim} "
                              f"(use tapegrad.stack to combine tensors)")
         state["tensors"] = True
-        return _np_dtype_to_tg(x.data.dtype)
+        return _np_dtype_to_tg(x._data.dtype)
     if isinstance(x, np.ndarray):
         if x.ndim == 0:
             return _np_dtype_to_tg(x.dtype)
@@ -291,7 +291,7 @@ def _plain(seq):
     out = []
     for x in seq:
         if isinstance(x, Tensor):
-            out.append(x.data.reshape(()))
+            out.append(x._data.reshape(()))
         elif _is_seq(x) or isinstance(x, range):
             out.append(_plain(x))
         else:
@@ -370,7 +370,7 @@ def _to_array(data, dtype=None) -> np.ndarray:
             return _cast(arr, npd)
         return np.array(arr, dtype=npd, order="C")
     if isinstance(data, Tensor):
-        arr = data.data
+        arr = data._data
         npd = arr.dtype if target is None else target.np
         return _cast(arr, npd)
     if _is_seq(data) or isinstance(data, range):
@@ -442,12 +442,12 @@ def as_tensor(data, dtype=None, device=None):
     _check_device(device, "as_tensor")
     target = _resolve_dtype(dtype)
     if isinstance(data, Tensor):
-        if target is None or data.data.dtype == target.np:
+        if target is None or data._data.dtype == target.np:
             return data
         to = getattr(data, "to", None)
         if to is not None:
             return to(target)
-        return _make(_cast(data.data, target.np))
+        return _make(_cast(data._data, target.np))
     if isinstance(data, np.ndarray) and data.dtype in _SUPPORTED_NP and \
             (target is None or data.dtype == target.np) and data.dtype.byteorder in "=|":
         return _make(data.view(np.ndarray))
@@ -520,11 +520,11 @@ def _write_out(out, arr, name):
     if out.requires_grad:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad.")
-    if out.data.shape == arr.shape:
+    if out._data.shape == arr.shape:
         with np.errstate(invalid="ignore", over="ignore"):
-            np.copyto(out.data, arr, casting="unsafe")
+            np.copyto(out._data, arr, casting="unsafe")
     else:
-        out.data = _cast(arr, out.data.dtype)
+        out._data = _cast(arr, out._data.dtype)
     if out._vc is not None:
         out._vc.v += 1
     return out
@@ -768,7 +768,7 @@ def _like(input, dtype, device, name):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     _check_device(device, name)
-    return input.data.shape, (input.data.dtype if dtype is None else _dtype.to_dtype(dtype).np)
+    return input._data.shape, (input._data.dtype if dtype is None else _dtype.to_dtype(dtype).np)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
@@ -880,7 +880,7 @@ class Generator:
         """Restore a state from :meth:`get_state`; returns self. TypeError unless ``new_state`` is
         a uint8 tensor (or array), RuntimeError if it has the wrong size."""
         if isinstance(new_state, Tensor):
-            arr = new_state.data
+            arr = new_state._data
         elif isinstance(new_state, np.ndarray):
             arr = new_state
         else:

@@ -30,7 +30,7 @@ class Tensor:
 
     # the three attributes every op touches are slots; the rest are class-level defaults that an
     # instance overrides in its own dict only when set (most tensors never set them)
-    __slots__ = ("data", "requires_grad", "grad_fn", "__dict__", "__weakref__")
+    __slots__ = ("_data", "requires_grad", "grad_fn", "__dict__", "__weakref__")
     _output_nr = 0
     _grad = None
     _vc = None      # VersionCounter, shared by views; created on first need
@@ -48,48 +48,62 @@ class Tensor:
         if requires_grad:
             self.requires_grad_(True)
 
+    # ---- torch's .data --------------------------------------------------------------------
+    @property
+    def data(self):
+        """A tensor sharing this one's storage that is not recorded and does not require grad.
+        Changes made through it are invisible to autograd (no version bump), as in torch; prefer
+        ``detach()`` (which shares the version counter) unless you need exactly that."""
+        return _make(self._data)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+
     # ---- metadata -------------------------------------------------------------------------
     @property
     def dtype(self):
-        return _dtype.from_numpy_dtype(self.data.dtype)
+        return _dtype.from_numpy_dtype(self._data.dtype)
 
     @property
     def shape(self):
         from ._size import Size
-        return Size(self.data.shape)
+        return Size(self._data.shape)
 
     def size(self, dim=None):
         """``size()`` -> Size; ``size(dim)`` -> int (negative dims count from the end)."""
         if dim is None:
             return self.shape
-        return self.data.shape[_wrap_dim(dim, self.data.ndim, "size")]
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     def dim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self):
-        return self.data.size
+        return self._data.size
 
     nelement = numel
 
     def element_size(self):
-        return self.data.itemsize
+        return self._data.itemsize
 
     def stride(self, dim=None):
-        st = tuple(s // self.data.itemsize for s in self.data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self.data.ndim, "stride")]
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_contiguous(self):
-        return self.data.flags.c_contiguous
+        return self._data.flags.c_contiguous
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     @property
     def device(self):
@@ -121,14 +135,14 @@ class Tensor:
     # ---- conversion ----------------------------------------------------------------------
     def item(self):
         """The value of a one-element tensor as a Python number (RuntimeError otherwise)."""
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to "
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                f"Scalar (item() needs exactly one element; shape is "
-                               f"{list(self.data.shape)})")
-        return self.data.reshape(()).item()
+                               f"{list(self._data.shape)})")
+        return self._data.reshape(()).item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def numpy(self, *, force=False):
         """The values as a NumPy array sharing memory (RuntimeError if it requires grad)."""
@@ -136,28 +150,28 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead (detach() gives a tensor that "
                                "shares the data but is not recorded on the tape).")
-        return self.data
+        return self._data
 
     def __array__(self, dtype=None, copy=None):
         if dtype is not None:
-            return self.data.astype(dtype, copy=False)
-        return self.data
+            return self._data.astype(dtype, copy=False)
+        return self._data
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self):
-        if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} elements is "
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} elements is "
                                "ambiguous (use .any() or .all())")
-        return bool(self.data.reshape(()))
+        return bool(self._data.reshape(()))
 
     def __float__(self):
         return float(self.item())
@@ -166,7 +180,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -183,10 +197,10 @@ class Tensor:
                                "103001 (call .detach() on computed tensors first)")
         if id(self) in memo:
             return memo[id(self)]
-        new = _make(self.data.copy())
+        new = _make(self._data.copy())
         new.requires_grad = self.requires_grad
         if self._grad is not None:
-            new._grad = _make(self._grad.data.copy())
+            new._grad = _make(self._grad._data.copy())
         memo[id(self)] = new
         return new
 
@@ -201,7 +215,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -211,7 +225,7 @@ class Tensor:
 
         Raises RuntimeError for an integer/bool tensor (only floating tensors can require grad) and
         for ``requires_grad_(False)`` on a non-leaf (detach() it instead)."""
-        if requires_grad and self.data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
                                f"(this one is {self.dtype}); convert it first, e.g. x.float()")
         if not requires_grad and self.grad_fn is not None:
@@ -242,10 +256,10 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
-            if value.data.shape != self.data.shape:
+            if value._data.shape != self._data.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: grad shape "
-                                   f"{list(value.data.shape)}, tensor shape {list(self.data.shape)}")
-            if value.data.dtype != self.data.dtype:
+                                   f"{list(value._data.shape)}, tensor shape {list(self._data.shape)}")
+            if value._data.dtype != self._data.dtype:
                 raise RuntimeError(f"assigned grad has data of a different type: grad is "
                                    f"{value.dtype}, tensor is {self.dtype}")
         self._grad = value
@@ -326,7 +340,7 @@ class Tensor:
         vc = self._vc
         if vc is None:
             vc = self._vc = VersionCounter()
-        return _make(self.data, vc=vc)
+        return _make(self._data, vc=vc)
 
     def detach_(self):
         """Cut this tensor from the graph in place (it becomes a leaf that does not require grad)."""
@@ -349,7 +363,7 @@ class Tensor:
 
 
 def _init(t, arr):
-    t.data = arr
+    t._data = arr
     t.requires_grad = False
     t.grad_fn = None
     if _grad_state.inference:
@@ -364,7 +378,7 @@ def _make(arr, vc=None):
     if type(arr) is not _ndarray:
         arr = _asarray(arr)
     t = _new(Tensor)
-    t.data = arr
+    t._data = arr
     t.requires_grad = False
     t.grad_fn = None
     if vc is not None:

@@ -6,7 +6,7 @@ then rows are laid out to ``linewidth`` and big tensors are summarised with ``..
 difference from torch's text is the dtype suffix, which reads ``dtype=tapegrad.float64`` (line
 breaks still fall where torch puts them, see :func:`_torch_len`).
 
-Everything here works on ``t.data`` (an ``np.ndarray``) with NumPy, so printing never records ops.
+Everything here works on ``t._data`` (an ``np.ndarray``) with NumPy, so printing never records ops.
 """
 from __future__ import annotations
 
@@ -244,7 +244,7 @@ def tensor_repr(t) -> str:
     cls = type(t)
     prefix = "tensor(" if cls is Tensor or cls.__name__ == "Parameter" else f"{cls.__name__}("
     indent = len(prefix)
-    arr = t.data
+    arr = t._data
     dtype = t.dtype
     default = get_default_dtype()
     suffixes = []

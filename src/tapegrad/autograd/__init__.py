@@ -37,32 +37,32 @@ def _make_grads(outputs, grad_outputs, create_graph, api):
         if not out.requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn "
-                f"({api}: this output of shape {list(out.data.shape)} was computed from tensors "
+                f"({api}: this output of shape {list(out._data.shape)} was computed from tensors "
                 f"that do not require grad, or under no_grad(); create the inputs with "
                 f"requires_grad=True, or call x.requires_grad_() before the forward ops)")
         if g is None:
-            if out.data.size != 1:
+            if out._data.size != 1:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs: {api} was called on "
-                    f"a tensor of shape {list(out.data.shape)} without a gradient. Reduce it to a "
+                    f"a tensor of shape {list(out._data.shape)} without a gradient. Reduce it to a "
                     f"scalar first (out.sum().backward() or out.mean().backward()), or pass "
-                    f"gradient=<tensor of shape {list(out.data.shape)}> (the vector in the "
+                    f"gradient=<tensor of shape {list(out._data.shape)}> (the vector in the "
                     f"vector-Jacobian product).")
-            g = _make(np.ones(out.data.shape, out.data.dtype))
+            g = _make(np.ones(out._data.shape, out._data.dtype))
         else:
             if not isinstance(g, Tensor):
                 from .. import tensor as _tensor_fn
                 g = _tensor_fn(g, dtype=out.dtype)
-            if g.data.shape != out.data.shape:
+            if g._data.shape != out._data.shape:
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.data.shape)} and "
-                    f"output[{i}] has a shape of {tuple(out.data.shape)} ({api}: the gradient must "
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g._data.shape)} and "
+                    f"output[{i}] has a shape of {tuple(out._data.shape)} ({api}: the gradient must "
                     f"have exactly the output's shape)")
-            if g.data.dtype.kind != out.data.dtype.kind:
+            if g._data.dtype.kind != out._data.dtype.kind:
                 raise RuntimeError(
                     f"For complex/floating outputs the gradient must be floating as well: "
                     f"grad_output[{i}] is {g.dtype}, output[{i}] is {out.dtype}")
-            if g.data.dtype != out.data.dtype:
+            if g._data.dtype != out._data.dtype:
                 g = g.to(out.dtype)
             if not create_graph:
                 g = g.detach()
@@ -134,7 +134,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, t in enumerate(ins):
         if not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors does not require grad (input "
-                               f"{i}, shape {list(t.data.shape)}): create it with "
+                               f"{i}, shape {list(t._data.shape)}): create it with "
                                f"requires_grad=True or call .requires_grad_() on it")
     grads = _make_grads(outs, None if grad_outputs is None else tuple(grad_outputs), create_graph,
                         "autograd.grad()")
@@ -147,10 +147,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if not allow_unused:
                 raise RuntimeError(
                     f"One of the differentiated Tensors appears to not have been used in the graph "
-                    f"(input {i}, shape {list(t.data.shape)}, {t.dtype}). Set allow_unused=True if "
+                    f"(input {i}, shape {list(t._data.shape)}, {t.dtype}). Set allow_unused=True if "
                     f"this is the desired behavior.")
             if materialize_grads:
-                g = _make(np.zeros(t.data.shape, t.data.dtype))
+                g = _make(np.zeros(t._data.shape, t._data.dtype))
         elif not create_graph and g.grad_fn is not None:
             g = g.detach()
         final.append(g)

@@ -90,8 +90,8 @@ def _fix_grad(node, i, g, e):
         raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at "
                         f"index {i}; expected a Tensor or None")
     shape = e[2]
-    gshape = g.data.shape
-    if gshape == shape and g.data.dtype == e[3]:
+    gshape = g._data.shape
+    if gshape == shape and g._data.dtype == e[3]:
         return g
     if gshape != shape:
         lead = len(gshape) - len(shape)
@@ -100,7 +100,7 @@ def _fix_grad(node, i, g, e):
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(gshape)} but expected shape compatible with {list(shape)}")
         g = sum_to_size(g, shape)
-    if g.data.dtype != e[3]:
+    if g._data.dtype != e[3]:
         g = g.to(e[3])
     return g
 
@@ -139,7 +139,7 @@ def call_node(node, grads):
         if g is None or e is None or e[0] is None:
             out.append(None)
             continue
-        if type(g) is not Tensor or g.data.shape != e[2] or g.data.dtype != e[3]:
+        if type(g) is not Tensor or g._data.shape != e[2] or g._data.dtype != e[3]:
             g = _fix_grad(node, i, g, e)
         out.append(g)
     if node._hooks is not None:
@@ -241,7 +241,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 if res is not None:
                     g = res[i]
                     if g is not None:
-                        if type(g) is not Tensor or g.data.shape != e[2] or g.data.dtype != e[3]:
+                        if type(g) is not Tensor or g._data.shape != e[2] or g._data.dtype != e[3]:
                             g = _fix_grad(node, i, g, e)
                         buf = buffers.get(nxt)
                         if buf is None:
@@ -280,14 +280,14 @@ def _run_tensor_prehooks(node, grads):
 def _commit(staged, create_graph, root_grads):
     # a gradient array may be shared (a pass-through node hands the same tensor to two inputs, or
     # the user's `gradient` flows through unchanged); only an array seen once is stolen as .grad
-    seen = {id(g.data) for g in root_grads}
+    seen = {id(g._data) for g in root_grads}
     post = []
     for t, g in staged:
         if t._grad is None:
             if create_graph:
                 t._grad = g
             else:
-                arr = g.data
+                arr = g._data
                 if id(arr) in seen or arr.base is not None or not arr.flags.writeable:
                     arr = arr.copy()
                 seen.add(id(arr))
@@ -295,7 +295,7 @@ def _commit(staged, create_graph, root_grads):
         elif create_graph:
             t._grad = t._grad + g
         else:
-            t._grad.data += g.data
+            t._grad._data += g._data
         ex = t._extra
         if ex is not None and t.grad_fn is None and ex.get("post_acc_hooks"):
             post.append(t)

@@ -159,7 +159,7 @@ class Function:
             # marked dirty, in which case it is rebased onto this node in place
             if isinstance(o, Tensor) and any(o is a for a in args) and \
                     not any(o is d for d in dirty):
-                o = _make(o.data, vc=o._vc)
+                o = _make(o._data, vc=o._vc)
             results.append(o)
         record(ctx, args, args, results)
         return results[0] if single else tuple(results)
@@ -174,7 +174,7 @@ class ArrayFunction(Function):
         needs = False
         for a in args:
             if isinstance(a, Tensor):
-                arrays.append(a.data)
+                arrays.append(a._data)
                 if a.requires_grad:
                     needs = True
             else:
@@ -201,7 +201,7 @@ class ArrayFunction(Function):
         edges = []
         for a in args:
             if isinstance(a, Tensor):
-                arr = a.data
+                arr = a._data
                 if a.requires_grad:
                     fn = a.grad_fn
                     if fn is None:
@@ -218,16 +218,16 @@ class ArrayFunction(Function):
                 edges.append(None)
         ctx._edges = edges
         if ctx._special is None:
-            if t.data.dtype.kind == "f":
+            if t._data.dtype.kind == "f":
                 t.grad_fn = ctx
                 t.requires_grad = True
         else:
             _record_outputs(ctx, (t,), ctx._special)
         if ctx._saved is not None:
-            if t.data is not out:
+            if t._data is not out:
                 # NumPy gives a 0-d result as a scalar: save the array the output holds, so a saved
                 # result stays tied to its output (and differentiable under create_graph)
-                ctx._saved = tuple(t.data if s is out else s for s in ctx._saved)
+                ctx._saved = tuple(t._data if s is out else s for s in ctx._saved)
             ctx._saved = _pack(ctx, ctx._saved, args, arrays, (t,))
         if cls._view:
             _share_version(t, cls, args)
@@ -260,7 +260,7 @@ def record(node, args, fwd_inputs, outputs):
     edges = []
     for a in args:
         if isinstance(a, Tensor):
-            arr = a.data
+            arr = a._data
             if a.requires_grad:
                 fn = a.grad_fn
                 if fn is None:
@@ -279,7 +279,7 @@ def record(node, args, fwd_inputs, outputs):
     sp = node._special
     if len(outputs) == 1 and sp is None:
         o = outputs[0]
-        if o.data.dtype.kind == "f":
+        if o._data.dtype.kind == "f":
             o.grad_fn = node
             o.requires_grad = True
     else:
@@ -293,8 +293,8 @@ def _record_outputs(node, outputs, sp):
     dirty = sp.get("dirty", ())
     meta = []
     for n, o in enumerate(outputs):
-        if not isinstance(o, Tensor) or o.data.dtype.kind != "f" or \
-                any(o is d or o.data is d for d in non_diff):
+        if not isinstance(o, Tensor) or o._data.dtype.kind != "f" or \
+                any(o is d or o._data is d for d in non_diff):
             meta.append(None)
             continue
         if any(o is d for d in dirty):
@@ -305,7 +305,7 @@ def _record_outputs(node, outputs, sp):
         o.grad_fn = node
         o._output_nr = n
         o.requires_grad = True
-        meta.append((o.data.shape, o.data.dtype))
+        meta.append((o._data.shape, o._data.dtype))
     node._n_out = len(outputs)
     node._out_meta = meta
     node._rare = True
@@ -328,7 +328,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
                 if ex is not None and ex.get("inference"):
                     raise RuntimeError(
                         f"{node.name()}: cannot save an inference tensor (shape "
-                        f"{list(t.data.shape)}, {t.dtype}) for backward: it was created under "
+                        f"{list(t._data.shape)}, {t.dtype}) for backward: it was created under "
                         f"tapegrad.inference_mode(). Create it outside inference_mode, or use "
                         f".clone() on it outside that mode.")
                 vc = t._vc
@@ -336,14 +336,14 @@ def _pack(node, items, args, fwd_inputs, outputs):
                 break
         else:
             for j, o in enumerate(outputs):
-                if isinstance(o, Tensor) and (item is o or item is o.data):
+                if isinstance(o, Tensor) and (item is o or item is o._data):
                     vc = o._vc
                     if vc is None:
                         vc = o._vc = VersionCounter()
-                    saved.append(("o", o.data, vc, vc.v, j, where))
+                    saved.append(("o", o._data, vc, vc.v, j, where))
                     break
             else:
-                saved.append(("c", item.data if isinstance(item, Tensor) else item))
+                saved.append(("c", item._data if isinstance(item, Tensor) else item))
     return saved
 
 
@@ -385,7 +385,7 @@ def unpack_saved(node):
             t = e[1]
             vc = t._vc
             if vc is not None and vc.v != e[2]:
-                raise version_error(node, i, t.data.shape, t.data.dtype, e[2], vc.v, e[3], vc)
+                raise version_error(node, i, t._data.shape, t._data.dtype, e[2], vc.v, e[3], vc)
             out.append(t)
         elif kind == "o":
             arr, vc = e[1], e[2]
@@ -428,7 +428,7 @@ class _DelayedError(Function, name="DelayedError"):
 
     @staticmethod
     def forward(ctx, x, *inputs):
-        return _make(x.data.copy())
+        return _make(x._data.copy())
 
     @staticmethod
     def backward(ctx, *grads):

@@ -63,7 +63,7 @@ def _differentiable_outputs(out):
 
 def _float_outputs(out):
     Tensor = _tensor_cls()
-    return [o for o in _as_tuple(out) if isinstance(o, Tensor) and o.data.dtype.kind == "f"]
+    return [o for o in _as_tuple(out) if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
 
 
 def _fmt(jac):
@@ -78,11 +78,11 @@ def _check_inputs(tupled_inputs):
         if not inp.requires_grad:
             continue
         any_grad = True
-        if inp.data.dtype != np.float64:
+        if inp._data.dtype != np.float64:
             warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating "
                           f"point ({inp.dtype}). This check will likely fail if all the inputs are "
                           f"not of double precision floating point.", UserWarning, stacklevel=3)
-        arr = inp.data
+        arr = inp._data
         if arr.size > 1 and (any(st == 0 and sz > 1 for st, sz in zip(arr.strides, arr.shape))
                              or not arr.flags.writeable):
             raise RuntimeError(
@@ -109,15 +109,15 @@ def get_numerical_jacobian(fn, inputs, outputs=None, eps=1e-6):
     diff_inputs = list(_iter_tensors(tupled, True))
     jacobians = []
     for inp in diff_inputs:
-        arr = inp.data
-        per_out = [np.zeros((arr.size, o.data.size), np.float64) for o in outputs]
+        arr = inp._data
+        per_out = [np.zeros((arr.size, o._data.size), np.float64) for o in outputs]
         for k, idx in enumerate(np.ndindex(arr.shape)):
             orig = arr[idx].copy()
             try:
                 arr[idx] = orig - eps
-                lo = [np.array(o.data, np.float64) for o in _float_outputs(fn(*tupled))]
+                lo = [np.array(o._data, np.float64) for o in _float_outputs(fn(*tupled))]
                 arr[idx] = orig + eps
-                hi = [np.array(o.data, np.float64) for o in _float_outputs(fn(*tupled))]
+                hi = [np.array(o._data, np.float64) for o in _float_outputs(fn(*tupled))]
             finally:
                 arr[idx] = orig
             if len(lo) != len(outputs) or len(hi) != len(outputs):
@@ -125,10 +125,10 @@ def get_numerical_jacobian(fn, inputs, outputs=None, eps=1e-6):
                     f"gradcheck: the function returned {len(outputs)} floating outputs, but "
                     f"{len(lo)} when input {len(jacobians)} was perturbed")
             for i, (a, b) in enumerate(zip(lo, hi)):
-                if a.shape != outputs[i].data.shape:
+                if a.shape != outputs[i]._data.shape:
                     raise GradcheckError(
                         f"gradcheck: output {i} changed shape from "
-                        f"{list(outputs[i].data.shape)} to {list(a.shape)} when input "
+                        f"{list(outputs[i]._data.shape)} to {list(a.shape)} when input "
                         f"{len(jacobians)} was perturbed")
                 per_out[i][k] = ((b - a) / (2 * eps)).reshape(-1)
         jacobians.append(per_out)
@@ -146,25 +146,25 @@ def get_analytical_jacobian(inputs, output, nondet_tol=0.0, check_grad_dtypes=Fa
     from . import grad as _grad
     from .._tensor import _make
     diff_inputs = list(_iter_tensors(_as_tuple(inputs), True))
-    n_out = output.data.size
+    n_out = output._data.size
     runs = []
     for _ in range(2):
-        jacs = [np.zeros((t.data.size, n_out), np.float64) for t in diff_inputs]
+        jacs = [np.zeros((t._data.size, n_out), np.float64) for t in diff_inputs]
         types_ok = sizes_ok = True
         for m in range(n_out):
-            onehot = np.zeros(n_out, output.data.dtype)
+            onehot = np.zeros(n_out, output._data.dtype)
             onehot[m] = 1
-            gos = _make(onehot.reshape(output.data.shape))
+            gos = _make(onehot.reshape(output._data.shape))
             grads = _grad(output, diff_inputs, gos, retain_graph=True, allow_unused=True)
             for j, (g, t) in enumerate(zip(grads, diff_inputs)):
                 if g is None:
                     continue
-                if g.data.shape != t.data.shape:
+                if g._data.shape != t._data.shape:
                     sizes_ok = False
                     continue
-                if g.data.dtype != t.data.dtype:
+                if g._data.dtype != t._data.dtype:
                     types_ok = False
-                jacs[j][:, m] = np.asarray(g.data, np.float64).reshape(-1)
+                jacs[j][:, m] = np.asarray(g._data, np.float64).reshape(-1)
         if not sizes_ok:
             raise GradcheckError("Analytical gradient has incorrect size: autograd.grad returned a "
                                  "gradient whose shape differs from its input's")
@@ -201,20 +201,20 @@ def _test_backward_mul_by_grad_output(outputs, tupled_inputs):
     from . import grad as _grad
     from .._tensor import _make
     diff_inputs = list(_iter_tensors(tupled_inputs, True))
-    zeros = [_make(np.zeros(o.data.shape, o.data.dtype)) for o in outputs]
+    zeros = [_make(np.zeros(o._data.shape, o._data.dtype)) for o in outputs]
     grads = _grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
     for j, (gi, di) in enumerate(zip(grads, diff_inputs)):
         if gi is None:
             continue
-        if not np.all(gi.data == 0):
+        if not np.all(gi._data == 0):
             raise GradcheckError(f"backward not multiplied by grad_output: the gradient of input "
                                  f"{j} is nonzero for an all-zero grad_output")
-        if gi.data.dtype != di.data.dtype:
+        if gi._data.dtype != di._data.dtype:
             raise GradcheckError(f"grad is incorrect type: input {j} is {di.dtype}, its gradient "
                                  f"{gi.dtype}")
-        if gi.data.shape != di.data.shape:
+        if gi._data.shape != di._data.shape:
             raise GradcheckError(f"grad is incorrect size: input {j} has shape "
-                                 f"{list(di.data.shape)}, its gradient {list(gi.data.shape)}")
+                                 f"{list(di._data.shape)}, its gradient {list(gi._data.shape)}")
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes):
@@ -328,8 +328,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outs = [o for _, o in _differentiable_outputs(func(*tupled_inputs))]
         gos = []
         for o in outs:
-            dt = o.dtype if o.data.dtype.kind == "f" else _dtype.float64
-            v = _factories.rand(tuple(o.data.shape), dtype=dt).data * 2 - 1
+            dt = o.dtype if o._data.dtype.kind == "f" else _dtype.float64
+            v = _factories.rand(tuple(o._data.shape), dtype=dt)._data * 2 - 1
             if gen_non_contig_grad_outputs and v.ndim >= 1 and v.size > 1:
                 big = np.zeros(v.shape[:-1] + (2 * v.shape[-1],), v.dtype)
                 big[..., ::2] = v

@@ -13,11 +13,11 @@ from ..ops.inplace import bump as bump_version  # noqa: F401 - re-exported for n
 
 
 def write_(t, values):
-    """Copy ``values`` (array, number or Tensor) into ``t.data`` in place, casting to its dtype
+    """Copy ``values`` (array, number or Tensor) into ``t._data`` in place, casting to its dtype
     and broadcasting as ``Tensor.copy_`` does; bumps the version. Returns ``t``."""
     if hasattr(values, "_vc"):
-        values = values.data
+        values = values._data
     with np.errstate(invalid="ignore", over="ignore"):
-        np.copyto(t.data, values, casting="unsafe")
+        np.copyto(t._data, values, casting="unsafe")
     bump_version(t)
     return t

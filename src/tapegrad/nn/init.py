@@ -1,5 +1,5 @@
 """Parameter initialisation, as ``torch.nn.init``: each function fills a tensor in place (on
-``tensor.data``, without recording anything) and returns it.
+``tensor._data``, without recording anything) and returns it.
 
 Random fills draw from tapegrad's default generator unless ``generator=`` is given, so
 ``tapegrad.manual_seed(s)`` makes them reproducible (the numbers differ from torch's streams).
@@ -20,7 +20,7 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros
 
 
 def _no_op_if_empty(tensor):
-    if tensor.data.size == 0:
+    if tensor._data.size == 0:
         warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
         return True
     return False
@@ -28,10 +28,10 @@ def _no_op_if_empty(tensor):
 
 def _draw_uniform(tensor, a, b, generator):
     g = _np_generator(generator)
-    npd = tensor.data.dtype
+    npd = tensor._data.dtype
     if npd.kind != "f":
         raise TypeError(f"uniform_: expected a floating tensor, got {tensor.dtype}")
-    u = g.random(tensor.data.shape, dtype=np.float64)
+    u = g.random(tensor._data.shape, dtype=np.float64)
     with no_grad():
         write_(tensor, a + (b - a) * u)
     return tensor
@@ -94,7 +94,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples from N(mean, std**2)."""
     g = _np_generator(generator)
-    z = g.standard_normal(tensor.data.shape)
+    z = g.standard_normal(tensor._data.shape)
     with no_grad():
         write_(tensor, mean + std * z)
     return tensor
@@ -120,7 +120,7 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        write_(tensor, np.eye(*tensor.data.shape))
+        write_(tensor, np.eye(*tensor._data.shape))
     return tensor
 
 

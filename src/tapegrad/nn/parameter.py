@@ -24,7 +24,7 @@ class Parameter(Tensor):
             arr = np.empty((0,), get_default_dtype().np)
             vc = None
         elif isinstance(data, Tensor):
-            arr = data.data
+            arr = data._data
             vc = data._vc
             if vc is None:
                 vc = data._vc = VersionCounter()
@@ -46,7 +46,7 @@ class Parameter(Tensor):
         if id(self) in memo:
             return memo[id(self)]
         from .._tensor import _make
-        result = type(self)(_make(self.data.copy()), self.requires_grad)
+        result = type(self)(_make(self._data.copy()), self.requires_grad)
         memo[id(self)] = result
         return result
 

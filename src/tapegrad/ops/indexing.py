@@ -26,7 +26,7 @@ def convert_index(index, shape):
     basic = True
     for item in index:
         if isinstance(item, Tensor):
-            arr = item.data
+            arr = item._data
             if arr.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
                                  f"(got {item.dtype})")
@@ -185,7 +185,7 @@ _BY_NAME = {"SliceBackward0": BasicIndex, "SelectBackward0": Select,
 def getitem(self, index):
     """``tensor[index]`` as in torch: ints, slices, None, Ellipsis, bool masks, integer tensors and
     lists. IndexError (naming the dim and size) for an out-of-range index."""
-    idx, basic, name = convert_index(index, self.data.shape)
+    idx, basic, name = convert_index(index, self._data.shape)
     if basic:
         return _BY_NAME[name].apply(self, idx)
     return AdvancedIndex.apply(self, idx)

@@ -26,7 +26,7 @@ from .indexing import convert_index
 
 
 def _name(x):
-    return f"a tensor of shape {list(x.data.shape)} and dtype {x.dtype}"
+    return f"a tensor of shape {list(x._data.shape)} and dtype {x.dtype}"
 
 
 def check_writable(x, opname):
@@ -42,10 +42,10 @@ def check_writable(x, opname):
         if b is not None and b.grad_fn is None and b.requires_grad:
             raise RuntimeError(
                 f"a view of a leaf Variable that requires grad is being used in an in-place "
-                f"operation. ({opname} on a view of shape {list(x.data.shape)} of a leaf of shape "
-                f"{list(b.data.shape)} and dtype {b.dtype}.) Wrap it in `with tapegrad.no_grad():` "
+                f"operation. ({opname} on a view of shape {list(x._data.shape)} of a leaf of shape "
+                f"{list(b._data.shape)} and dtype {b.dtype}.) Wrap it in `with tapegrad.no_grad():` "
                 f"for a parameter update, or .clone() the leaf first.")
-    if not x.data.flags.writeable:
+    if not x._data.flags.writeable:
         raise RuntimeError(
             f"unsupported operation: more than one element of the written-to tensor refers to a "
             f"single memory location. Please clone() the tensor before performing the operation. "
@@ -68,7 +68,7 @@ _TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int
 
 def _check_cast(result, x, opname):
     rd = _dtype.from_numpy_dtype(result.dtype)
-    xd = _dtype.from_numpy_dtype(x.data.dtype)
+    xd = _dtype.from_numpy_dtype(x._data.dtype)
     if rd._cat > xd._cat:
         raise RuntimeError(
             f"result type {_TORCH_NAMES[rd.name]} can't be cast to the desired output type "
@@ -82,16 +82,16 @@ def inplace(x, F, args, opname):
     recording = _state.grad_enabled and (
         x.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
     if not recording:
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
-        r = F.forward(NULL_CTX, x.data, *arrays)
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        r = F.forward(NULL_CTX, x._data, *arrays)
         r = np.asarray(r)
         _check_cast(r, x, opname)
-        np.copyto(x.data, r, casting="unsafe")
+        np.copyto(x._data, r, casting="unsafe")
         bump(x)
         return x
     old = _alias(x)
     r = F.apply(old, *args)
-    _check_cast(r.data, x, opname)
+    _check_cast(r._data, x, opname)
     _write_and_rebase(x, old, r)
     return x
 
@@ -101,7 +101,7 @@ def _alias(x):
     vc = x._vc
     if vc is None:
         vc = x._vc = VersionCounter()
-    a = _make(x.data, vc)
+    a = _make(x._data, vc)
     a.grad_fn = x.grad_fn
     a._output_nr = x._output_nr
     a.requires_grad = x.requires_grad
@@ -117,14 +117,14 @@ def _write_and_rebase(x, old, r):
         for k, e in enumerate(saved):
             # the node saved the pre-write value of x: keep a copy (torch's original_self)
             if e is not None and e[0] == "i" and e[1] is old:
-                saved[k] = ("i", _make(x.data.copy()), 0, e[3])
-    np.copyto(x.data, r.data, casting="unsafe")
+                saved[k] = ("i", _make(x._data.copy()), 0, e[3])
+    np.copyto(x._data, r._data, casting="unsafe")
     vc = bump(x)
     if saved is not None:
         for k, e in enumerate(saved):
             # a saved result now lives in x's storage: tie it to x's version counter, as torch
             if e is not None and e[0] == "o":
-                saved[k] = ("o", x.data, vc, vc.v, e[4], e[5])
+                saved[k] = ("o", x._data, vc, vc.v, e[4], e[5])
     if x._base is not None:
         _copy_slices(x, r)
     else:
@@ -145,7 +145,7 @@ class CopySlices(ArrayFunction, name="CopySlices"):
 
     @staticmethod
     def backward(ctx, g):
-        mask = np.ones(g.data.shape, g.data.dtype)
+        mask = np.ones(g._data.shape, g._data.dtype)
         region = mask
         for cls, extra in ctx.chain:
             region = cls.forward(NULL_CTX, region, *extra)
@@ -254,7 +254,7 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        mask = np.ones(g.data.shape, g.data.dtype)
+        mask = np.ones(g._data.shape, g._data.dtype)
         mask[ctx.idx] = 0
         return g * _make(mask), g[ctx.idx], None
 
@@ -334,9 +334,9 @@ def zero_(self):
 def fill_(self, value):
     """Fill with ``value`` (a number or a 0-d tensor) in place; returns self."""
     if isinstance(value, Tensor):
-        if value.data.ndim != 0:
+        if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                               f"{value.data.ndim} dimensions.")
+                               f"{value._data.ndim} dimensions.")
         return inplace(self, FillTensor, (value,), "fill_")
     return inplace(self, Fill, (value,), "fill_")
 
@@ -347,20 +347,20 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     try:
-        np.broadcast_shapes(src.data.shape, self.data.shape)
-        if np.broadcast_shapes(src.data.shape, self.data.shape) != self.data.shape:
+        np.broadcast_shapes(src._data.shape, self._data.shape)
+        if np.broadcast_shapes(src._data.shape, self._data.shape) != self._data.shape:
             raise ValueError
     except ValueError:
-        raise RuntimeError(f"copy_: the size of src {list(src.data.shape)} must be broadcastable "
-                           f"to self's size {list(self.data.shape)}") from None
-    if self.data.dtype.kind != "f" and src.requires_grad and _state.grad_enabled:
-        return _plain_write(self, src.data)
+        raise RuntimeError(f"copy_: the size of src {list(src._data.shape)} must be broadcastable "
+                           f"to self's size {list(self._data.shape)}") from None
+    if self._data.dtype.kind != "f" and src.requires_grad and _state.grad_enabled:
+        return _plain_write(self, src._data)
     return inplace(self, Copy, (src,), "copy_")
 
 
 def _plain_write(x, arr):
     check_writable(x, "copy_")
-    np.copyto(x.data, np.broadcast_to(arr, x.data.shape), casting="unsafe")
+    np.copyto(x._data, np.broadcast_to(arr, x._data.shape), casting="unsafe")
     bump(x)
     return x
 
@@ -368,7 +368,7 @@ def _plain_write(x, arr):
 @op("masked_fill_", namespace=False)
 def masked_fill_(self, mask, value):
     """Set elements where ``mask`` (bool, broadcastable) is True to ``value``; returns self."""
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_dtype.from_numpy_dtype(m.dtype)}")
@@ -378,23 +378,23 @@ def masked_fill_(self, mask, value):
 @op("masked_fill")
 def masked_fill(input, mask, value):
     """Out-of-place masked_fill: a copy with elements where ``mask`` is True set to ``value``."""
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, m, value)
 
 
 def setitem(self, index, value):
     """``tensor[index] = value`` (a number or a tensor, broadcast): an in-place write, recorded as
     CopySlices (basic index) or IndexPutBackward0 (masks, integer arrays) as in torch."""
-    idx, basic, _ = convert_index(index, self.data.shape)
+    idx, basic, _ = convert_index(index, self._data.shape)
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
-            value = _make(np.asarray(value, dtype=self.data.dtype))
+            value = _make(np.asarray(value, dtype=self._data.dtype))
     recording = _state.grad_enabled and (
         self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
     if not recording:
         check_writable(self, "__setitem__")
-        v = value.data if isinstance(value, Tensor) else value
-        self.data[idx] = v
+        v = value._data if isinstance(value, Tensor) else value
+        self._data[idx] = v
         bump(self)
         return
     if basic and all(i is Ellipsis or i == slice(None) for i in idx):
@@ -410,7 +410,7 @@ def setitem(self, index, value):
         return
     check_writable(self, "__setitem__")
     if not isinstance(value, Tensor):
-        value = _make(np.asarray(value, dtype=self.data.dtype))
+        value = _make(np.asarray(value, dtype=self._data.dtype))
     old = _alias(self)
     r = IndexPut.apply(old, value, idx)
     _write_and_rebase(self, old, r)

@@ -23,7 +23,7 @@ class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        na, nb = a.data.ndim, b.data.ndim
+        na, nb = a._data.ndim, b._data.ndim
         ga = gb = None
         if na == 1 and nb == 1:
             return (g * b if ctx.needs(0) else None), (g * a if ctx.needs(1) else None)
@@ -71,7 +71,7 @@ class Bmm(Matmul, name="BmmBackward0"):
 
 
 def _check_matmul(a, b, name):
-    sa, sb = a.data.shape, b.data.shape
+    sa, sb = a._data.shape, b._data.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to {name} need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
@@ -98,7 +98,7 @@ def matmul(input, other):
     if not isinstance(other, Tensor):
         raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(other).__name__}")
     _check_matmul(input, other, "matmul")
-    na, nb = input.data.ndim, other.data.ndim
+    na, nb = input._data.ndim, other._data.ndim
     if na == 2 and nb == 2:
         return Mm.apply(input, other)
     if na == 1 and nb == 1:
@@ -113,9 +113,9 @@ def matmul(input, other):
 @op("mm")
 def mm(input, mat2):
     """2-D @ 2-D (RuntimeError for other ranks)."""
-    if input.data.ndim != 2 or mat2.data.ndim != 2:
-        raise RuntimeError(f"mm: expected 2-D tensors, got {input.data.ndim}-D and "
-                           f"{mat2.data.ndim}-D (use matmul for other ranks)")
+    if input._data.ndim != 2 or mat2._data.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got {input._data.ndim}-D and "
+                           f"{mat2._data.ndim}-D (use matmul for other ranks)")
     _check_matmul(input, mat2, "mm")
     return Mm.apply(input, mat2)
 
@@ -123,12 +123,12 @@ def mm(input, mat2):
 @op("bmm")
 def bmm(input, mat2):
     """Batched 3-D @ 3-D with equal batch sizes."""
-    if input.data.ndim != 3 or mat2.data.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3-D tensors, got {input.data.ndim}-D and "
-                           f"{mat2.data.ndim}-D")
-    if input.data.shape[0] != mat2.data.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {input.data.shape[0]} and "
-                           f"{mat2.data.shape[0]}")
+    if input._data.ndim != 3 or mat2._data.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got {input._data.ndim}-D and "
+                           f"{mat2._data.ndim}-D")
+    if input._data.shape[0] != mat2._data.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input._data.shape[0]} and "
+                           f"{mat2._data.shape[0]}")
     _check_matmul(input, mat2, "bmm")
     return Bmm.apply(input, mat2)
 
@@ -136,7 +136,7 @@ def bmm(input, mat2):
 @op("mv")
 def mv(input, vec):
     """2-D @ 1-D."""
-    if input.data.ndim != 2 or vec.data.ndim != 1:
+    if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError("mv: expected a 2-D matrix and a 1-D vector")
     _check_matmul(input, vec, "mv")
     return Mv.apply(input, vec)
@@ -145,9 +145,9 @@ def mv(input, vec):
 @op("dot")
 def dot(input, other):
     """1-D · 1-D inner product (0-d result)."""
-    if input.data.ndim != 1 or other.data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.data.ndim}D and "
-                           f"{other.data.ndim}D tensors")
+    if input._data.ndim != 1 or other._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and "
+                           f"{other._data.ndim}D tensors")
     _check_matmul(input, other, "dot")
     return Dot.apply(input, other)
 

@@ -21,11 +21,11 @@ def _softmax_dim(input, dim, name):
     if dim is None:
         # torch's legacy implicit choice (with a warning): dim 0 for 0-D, 1-D and 3-D, else 1
         import warnings
-        nd = input.data.ndim
+        nd = input._data.ndim
         dim = 0 if nd in (0, 1, 3) else 1
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                       f"to include dim=X as an argument.", UserWarning, stacklevel=3)
-    return _wrap_dim(dim, input.data.ndim, name)
+    return _wrap_dim(dim, input._data.ndim, name)
 
 
 class Softmax(ArrayFunction, name="SoftmaxBackward0"):
@@ -118,7 +118,7 @@ class NllLoss(ArrayFunction, name="NllLossBackward0"):
         coef = -w
         if reduction == "mean":
             coef = coef / ctx.denom
-        onehot = np.zeros(shape, g.data.dtype)
+        onehot = np.zeros(shape, g._data.dtype)
         onehot[np.arange(shape[0]), safe] = coef
         if reduction == "none":
             gi = g.reshape(-1, 1) * _make(onehot)
@@ -139,27 +139,27 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                          f"'none')")
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
-    if target.data.dtype.kind not in "iu":
+    if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"nll_loss: expected target of an integer dtype (class indices), got "
                            f"{target.dtype}; for class probabilities use cross_entropy with a "
                            f"floating target of the input's shape")
-    nd = input.data.ndim
+    nd = input._data.ndim
     if nd not in (1, 2):
         raise ValueError(f"nll_loss: expected input of 1 or 2 dimensions (N, C), got {nd}-D input "
-                         f"of shape {list(input.data.shape)}")
-    n = input.data.shape[0] if nd == 2 else 1
-    tshape = target.data.shape
+                         f"of shape {list(input._data.shape)}")
+    n = input._data.shape[0] if nd == 2 else 1
+    tshape = target._data.shape
     if (nd == 2 and tshape != (n,)) or (nd == 1 and tshape != ()):
         raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
-                         f"({tshape[0] if tshape else 0}): input shape {list(input.data.shape)}, "
+                         f"({tshape[0] if tshape else 0}): input shape {list(input._data.shape)}, "
                          f"target shape {list(tshape)}")
-    c = input.data.shape[-1]
-    t = target.data.astype(np.int64, copy=False)
+    c = input._data.shape[-1]
+    t = target._data.astype(np.int64, copy=False)
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: nll_loss targets "
                          f"must be class indices in [0, {c - 1}] (input has {c} classes)")
-    w = weight.data if isinstance(weight, Tensor) else weight
+    w = weight._data if isinstance(weight, Tensor) else weight
     return NllLoss.apply(input, t, w, reduction, ignore_index)
 
 
@@ -171,20 +171,20 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     A floating ``target`` of the input's shape is read as class probabilities."""
     if label_smoothing:
         raise NotImplementedError("cross_entropy: label_smoothing is not supported yet")
-    d = 1 if input.data.ndim == 2 else 0
+    d = 1 if input._data.ndim == 2 else 0
     logp = log_softmax(input, d)
-    if isinstance(target, Tensor) and target.data.dtype.kind == "f":
-        if target.data.shape != input.data.shape:
+    if isinstance(target, Tensor) and target._data.dtype.kind == "f":
+        if target._data.shape != input._data.shape:
             raise RuntimeError(f"cross_entropy: class-probability target shape "
-                               f"{list(target.data.shape)} must equal input shape "
-                               f"{list(input.data.shape)}")
+                               f"{list(target._data.shape)} must equal input shape "
+                               f"{list(input._data.shape)}")
         per = -(logp * target)
         if weight is not None:
             per = per * weight
         per = per.sum(d)
         if reduction == "none":
             return per
-        return per.sum() if reduction == "sum" else per.mean() if per.data.ndim else per
+        return per.sum() if reduction == "sum" else per.mean() if per._data.ndim else per
     return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
 
 
@@ -206,7 +206,7 @@ class MseLoss(ArrayFunction, name="MseLossBackward0"):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         diff = a - b
-        scale = 2.0 / diff.data.size if ctx.reduction == "mean" else 2.0
+        scale = 2.0 / diff._data.size if ctx.reduction == "mean" else 2.0
         gd = g * diff * scale
         return (gd if ctx.needs(0) else None), (-gd if ctx.needs(1) else None), None
 
@@ -216,14 +216,14 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean squared error. Shapes broadcast (torch warns when they differ; so do we)."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input.data.shape != target.data.shape:
+    if input._data.shape != target._data.shape:
         import warnings
-        warnings.warn(f"Using a target size ({tuple(target.data.shape)}) that is different to the "
-                      f"input size ({tuple(input.data.shape)}). This will likely lead to incorrect "
+        warnings.warn(f"Using a target size ({tuple(target._data.shape)}) that is different to the "
+                      f"input size ({tuple(input._data.shape)}). This will likely lead to incorrect "
                       f"results due to broadcasting. Please ensure they have the same size.",
                       UserWarning, stacklevel=2)
-        input, target = (input.expand(np.broadcast_shapes(input.data.shape, target.data.shape)),
-                         target.expand(np.broadcast_shapes(input.data.shape, target.data.shape)))
+        input, target = (input.expand(np.broadcast_shapes(input._data.shape, target._data.shape)),
+                         target.expand(np.broadcast_shapes(input._data.shape, target._data.shape)))
     return MseLoss.apply(input, target, reduction)
 
 
@@ -231,13 +231,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 def linear(input, weight, bias=None):
     """input @ weight.T + bias. ``input``: (*, in_features), ``weight``: (out_features,
     in_features), ``bias``: (out_features,). 2-D input with bias records AddmmBackward0 as torch."""
-    if input.data.shape[-1:] != weight.data.shape[-1:]:
-        sa = input.data.shape
+    if input._data.shape[-1:] != weight._data.shape[-1:]:
+        sa = input._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({int(np.prod(sa[:-1]))}x{sa[-1]} and {weight.data.shape[-1]}x"
-                           f"{weight.data.shape[0]}): linear got input of shape {list(sa)} and "
-                           f"weight of shape {list(weight.data.shape)} (in_features must match)")
-    if input.data.ndim == 2 and bias is not None:
+                           f"({int(np.prod(sa[:-1]))}x{sa[-1]} and {weight._data.shape[-1]}x"
+                           f"{weight._data.shape[0]}): linear got input of shape {list(sa)} and "
+                           f"weight of shape {list(weight._data.shape)} (in_features must match)")
+    if input._data.ndim == 2 and bias is not None:
         return Addmm.apply(bias, input, weight.t())
     out = matmul(input, weight.t())
     return out if bias is None else out + bias
@@ -369,9 +369,9 @@ class Convolution(ArrayFunction, name="ConvolutionBackward0"):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         stride, padding = ctx.conf
-        gx = ConvolutionInputGrad.apply(g, w, stride, padding, x.data.shape[2:]) \
+        gx = ConvolutionInputGrad.apply(g, w, stride, padding, x._data.shape[2:]) \
             if ctx.needs(0) else None
-        gw = ConvolutionWeightGrad.apply(x, g, stride, padding, w.data.shape[2:]) \
+        gw = ConvolutionWeightGrad.apply(x, g, stride, padding, w._data.shape[2:]) \
             if ctx.needs(1) else None
         gb = g.sum((0, 2, 3)) if ctx.needs(2) else None
         return gx, gw, gb, None, None
@@ -394,7 +394,7 @@ class ConvolutionInputGrad(ArrayFunction, name="ConvolutionBackwardBackward0"):
         g, w = ctx.saved_tensors
         stride, padding = ctx.conf
         gg = Convolution.apply(u, w, None, stride, padding) if ctx.needs(0) else None
-        gw = ConvolutionWeightGrad.apply(u, g, stride, padding, w.data.shape[2:]) \
+        gw = ConvolutionWeightGrad.apply(u, g, stride, padding, w._data.shape[2:]) \
             if ctx.needs(1) else None
         return gg, gw, None, None, None
 
@@ -414,7 +414,7 @@ class ConvolutionWeightGrad(ArrayFunction, name="ConvolutionBackwardBackward0"):
     def backward(ctx, v):
         x, g = ctx.saved_tensors
         stride, padding = ctx.conf
-        gx = ConvolutionInputGrad.apply(g, v, stride, padding, x.data.shape[2:]) \
+        gx = ConvolutionInputGrad.apply(g, v, stride, padding, x._data.shape[2:]) \
             if ctx.needs(0) else None
         gg = Convolution.apply(x, v, None, stride, padding) if ctx.needs(1) else None
         return gx, gg, None, None, None
@@ -469,7 +469,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise NotImplementedError(f"conv2d: dilation={dilation} is not supported (only 1)")
     if groups != 1:
         raise NotImplementedError(f"conv2d: groups={groups} is not supported (only 1)")
-    xs, ws = input.data.shape, weight.data.shape
+    xs, ws = input._data.shape, weight._data.shape
     if len(xs) not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
                            f"input of size: {list(xs)}")
@@ -487,16 +487,16 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         if not isinstance(bias, Tensor):
             raise TypeError(f"conv2d(): argument 'bias' must be Tensor, not "
                             f"{type(bias).__name__}")
-        if bias.data.shape != (o,):
+        if bias._data.shape != (o,):
             raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be "
                                f"1-dimensional with {o} elements, but got bias of size "
-                               f"{list(bias.data.shape)} instead")
+                               f"{list(bias._data.shape)} instead")
     for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.data.dtype != input.data.dtype:
-            a, b = input.data.dtype.name, t.data.dtype.name
+        if t is not None and t._data.dtype != input._data.dtype:
+            a, b = input._data.dtype.name, t._data.dtype.name
             raise RuntimeError(f"expected scalar type {_DTYPE_NAMES.get(a, a)} but found "
                                f"{_DTYPE_NAMES.get(b, b)}: conv2d input{list(xs)} is "
-                               f"tapegrad.{a} and {name}{list(t.data.shape)} is tapegrad.{b} "
+                               f"tapegrad.{a} and {name}{list(t._data.shape)} is tapegrad.{b} "
                                f"(convert one with .to(dtype))")
     st = _pair(stride, "stride", "conv2d")
     pd = _conv_padding(padding, kh, kw, st)
@@ -670,7 +670,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if not isinstance(input, Tensor):
         raise TypeError(f"max_pool2d(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
-    xs = input.data.shape
+    xs = input._data.shape
     if len(xs) not in (3, 4) or any(d == 0 for d in xs[-3:]):
         raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but got "
                            f"input of size: {list(xs)}")

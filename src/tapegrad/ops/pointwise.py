@@ -171,7 +171,7 @@ class PowTensor(ArrayFunction, name="PowBackward1", scalar_edges=2):
         if ctx.needs(0):
             gx = g * y * x ** (y - 1)
         if ctx.needs(1):
-            zero = (x.data == 0) & (y.data >= 0)
+            zero = (x._data == 0) & (y._data >= 0)
             gy = g * where(_make(zero), 0.0, r * log(x))
         return gx, gy
 
@@ -260,7 +260,7 @@ class Abs(ArrayFunction, name="AbsBackward0"):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
-        return g * _make(np.sign(x.data))
+        return g * _make(np.sign(x._data))
 
 
 class Sin(ArrayFunction, name="SinBackward0"):
@@ -371,7 +371,7 @@ class Relu(ArrayFunction, name="ReluBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
-        return g * _make(y.data > 0)
+        return g * _make(y._data > 0)
 
 
 class Clamp(ArrayFunction, name="ClampBackward1"):
@@ -394,11 +394,11 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
-        mask = np.ones(x.data.shape, bool)
+        mask = np.ones(x._data.shape, bool)
         if ctx.lo is not None:
-            mask &= x.data >= ctx.lo
+            mask &= x._data >= ctx.lo
         if ctx.hi is not None:
-            mask &= x.data <= ctx.hi
+            mask &= x._data <= ctx.hi
         return g * _make(mask), None, None
 
 
@@ -419,7 +419,7 @@ class ClampTensor(ArrayFunction, name="ClampBackward0"):
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.saved_tensors
-        xd = x.data
+        xd = x._data
         inside = np.ones(xd.shape, bool)
         glo = ghi = None
         if lo is not None:
@@ -434,7 +434,7 @@ class ClampTensor(ArrayFunction, name="ClampBackward0"):
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 class Maximum(ArrayFunction, name="MaximumBackward0"):
@@ -465,11 +465,11 @@ class Minimum(ArrayFunction, name="MinimumBackward0"):
 
 def _minmax_backward(ctx, g, wins):
     a, b = ctx.saved_tensors
-    ad, bd = promote(a.data, b.data)
+    ad, bd = promote(a._data, b._data)
     tie = ad == bd
-    share_a = np.where(tie, 0.5, wins(ad, bd).astype(float)).astype(g.data.dtype)
+    share_a = np.where(tie, 0.5, wins(ad, bd).astype(float)).astype(g._data.dtype)
     ga = g * _make(share_a) if ctx.needs(0) else None
-    gb = g * _make(np.where(tie, 0.5, 1.0 - share_a - 0.5 * tie).astype(g.data.dtype)) \
+    gb = g * _make(np.where(tie, 0.5, 1.0 - share_a - 0.5 * tie).astype(g._data.dtype)) \
         if ctx.needs(1) else None
     return ga, gb
 
@@ -508,7 +508,7 @@ class DivMode(ArrayFunction, name="DivBackward2", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
-        z = _make(np.zeros_like(g.data))
+        z = _make(np.zeros_like(g._data))
         return (z if ctx.needs(0) else None), (z if ctx.needs(1) else None), None
 
 
@@ -521,7 +521,7 @@ class Sign(ArrayFunction, name="SignBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        return _make(np.zeros_like(g.data))
+        return _make(np.zeros_like(g._data))
 
 
 class ToCopy(ArrayFunction, name="ToCopyBackward0"):
@@ -677,7 +677,7 @@ def minimum(input, other):
 def where(condition, input=None, other=None):
     """``where(cond, a, b)``: a where cond else b (a, b tensors or numbers). ``where(cond)``
     alone returns the indices of nonzero elements, as torch."""
-    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if input is None and other is None:
         return tuple(_make(i.astype(np.int64)) for i in np.nonzero(cond))
     if cond.dtype != np.bool_:
@@ -708,10 +708,10 @@ def _to(self, *args, **kwargs):
     if dt is None:
         return self.clone() if copy else self
     dt = _dtype.to_dtype(dt)
-    if dt.np == self.data.dtype and not copy:
+    if dt.np == self._data.dtype and not copy:
         return self
     if self.requires_grad and not dt.is_floating_point:
-        return _make(self.data.astype(dt.np))
+        return _make(self._data.astype(dt.np))
     return ToCopy.apply(self, dt.np)
 
 
@@ -758,28 +758,28 @@ logical_xor = _cmp("logical_xor", np.logical_xor)
 @op("logical_not")
 def logical_not(input):
     """Elementwise not; a bool tensor."""
-    return _make(np.logical_not(input.data))
+    return _make(np.logical_not(input._data))
 
 
 @op("isnan")
 def isnan(input):
-    return _make(np.isnan(input.data))
+    return _make(np.isnan(input._data))
 
 
 @op("isfinite")
 def isfinite(input):
-    return _make(np.isfinite(input.data))
+    return _make(np.isfinite(input._data))
 
 
 @op("equal")
 def equal(input, other):
     """True if both tensors have the same shape and elements (a Python bool)."""
-    return input.data.shape == other.data.shape and bool(np.all(input.data == other.data))
+    return input._data.shape == other._data.shape and bool(np.all(input._data == other._data))
 
 
 @op("allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(np.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @op("sign")
@@ -860,9 +860,9 @@ Tensor.__xor__ = Tensor.__rxor__ = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
 def _invert(self):
-    if self.data.dtype.kind == "f":
+    if self._data.dtype.kind == "f":
         raise RuntimeError("\"bitwise_not\" is not implemented for floating-point tensors")
-    return _make(np.invert(self.data))
+    return _make(np.invert(self._data))
 
 
 Tensor.__invert__ = _invert

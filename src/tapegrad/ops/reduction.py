@@ -71,7 +71,7 @@ class SumDim(ArrayFunction, name="SumBackward1"):
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return _dtype.to_dtype(dtype).np
-    if x.data.dtype.kind in "biu":
+    if x._data.dtype.kind in "biu":
         return np.int64  # torch sums integers and bools in int64
     return None
 
@@ -83,7 +83,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     npd = _sum_dtype(input, dtype)
     if dim is None:
         return SumAll.apply(input, npd)
-    return SumDim.apply(input, dims(dim, input.data.ndim, "sum"), bool(keepdim), npd)
+    return SumDim.apply(input, dims(dim, input._data.ndim, "sum"), bool(keepdim), npd)
 
 
 class MeanAll(ArrayFunction, name="MeanBackward0"):
@@ -127,13 +127,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     (as torch: pass dtype=tapegrad.float32 or call .float() first)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind != "f":
+    if input._data.dtype.kind != "f":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {input.dtype} (call .float() "
                            f"first or pass dtype=tapegrad.float32)")
     if dim is None:
         return MeanAll.apply(input)
-    return MeanDim.apply(input, dims(dim, input.data.ndim, "mean"), bool(keepdim))
+    return MeanDim.apply(input, dims(dim, input._data.ndim, "mean"), bool(keepdim))
 
 
 class ExtremumAll(ArrayFunction, name="MaxBackward1"):
@@ -153,10 +153,10 @@ class ExtremumAll(ArrayFunction, name="MaxBackward1"):
     @staticmethod
     def backward(ctx, g):
         x, y = ctx.saved_tensors
-        mask = x.data == y.data
-        if np.isnan(y.data):
-            mask = np.isnan(x.data)
-        share = (mask / mask.sum()).astype(g.data.dtype)
+        mask = x._data == y._data
+        if np.isnan(y._data):
+            mask = np.isnan(x._data)
+        share = (mask / mask.sum()).astype(g._data.dtype)
         return g * _make(share), None
 
 
@@ -236,10 +236,10 @@ def _extremum(input, dim, keepdim, is_max, other):
         return maximum(input, other) if is_max else minimum(input, other)
     if dim is None:
         return (ExtremumAll if is_max else MinAll).apply(input, is_max)
-    nd = input.data.ndim
+    nd = input._data.ndim
     axis = dims(dim, nd, name)[0] if nd else 0
     if nd == 0:
-        v = input.clone() if input.requires_grad else _make(input.data.copy())
+        v = input.clone() if input.requires_grad else _make(input._data.copy())
         return _return_type(name)(v, _make(np.zeros((), np.int64)))
     vals, idx = (ExtremumDim if is_max else MinDim).apply(input, axis, bool(keepdim), is_max)
     return _return_type(name)(vals, idx)
@@ -277,8 +277,8 @@ class Amax(ArrayFunction, name="AmaxBackward0"):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         mask = ctx.mask
-        share = (mask / mask.sum(axis=ctx.axes, keepdims=True)).astype(g.data.dtype)
-        return _expand_back(g, x.data.shape, ctx.axes, ctx.keepdim) * _make(share), None, None, None
+        share = (mask / mask.sum(axis=ctx.axes, keepdims=True)).astype(g._data.dtype)
+        return _expand_back(g, x._data.shape, ctx.axes, ctx.keepdim) * _make(share), None, None, None
 
 
 class Amin(Amax, name="AminBackward0"):
@@ -288,14 +288,14 @@ class Amin(Amax, name="AminBackward0"):
 @op("amax")
 def amax(input, dim=(), keepdim=False):
     """Max over ``dim`` (all dims when empty); gradient split evenly among ties."""
-    ds = dims(dim if dim != () else None, input.data.ndim, "amax")
+    ds = dims(dim if dim != () else None, input._data.ndim, "amax")
     return Amax.apply(input, ds, bool(keepdim), True)
 
 
 @op("amin")
 def amin(input, dim=(), keepdim=False):
     """Min over ``dim`` (all dims when empty); gradient split evenly among ties."""
-    ds = dims(dim if dim != () else None, input.data.ndim, "amin")
+    ds = dims(dim if dim != () else None, input._data.ndim, "amin")
     return Amin.apply(input, ds, bool(keepdim), False)
 
 
@@ -320,7 +320,7 @@ class Logsumexp(ArrayFunction, name="LogsumexpBackward0"):
     def backward(ctx, g, *_):
         x, y = ctx.saved_tensors
         if not ctx.keepdim:
-            shp = _keep_shape(x.data.shape, ctx.axes)
+            shp = _keep_shape(x._data.shape, ctx.axes)
             y, g = y.reshape(shp), g.reshape(shp)
         from .pointwise import exp
         return g * exp(x - y), None, None
@@ -329,11 +329,11 @@ class Logsumexp(ArrayFunction, name="LogsumexpBackward0"):
 @op("logsumexp")
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, numerically stable."""
-    return Logsumexp.apply(input, dims(dim, input.data.ndim, "logsumexp"), bool(keepdim))
+    return Logsumexp.apply(input, dims(dim, input._data.ndim, "logsumexp"), bool(keepdim))
 
 
 def _arg(input, dim, keepdim, fn, name):
-    x = input.data
+    x = input._data
     if dim is None:
         if x.size == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
@@ -360,11 +360,11 @@ def argmin(input, dim=None, keepdim=False):
 
 @op("all")
 def all(input, dim=None, keepdim=False):  # noqa: A001
-    axes = None if dim is None else dims(dim, input.data.ndim, "all")
-    return _make(np.asarray(np.all(input.data, axis=axes, keepdims=keepdim)))
+    axes = None if dim is None else dims(dim, input._data.ndim, "all")
+    return _make(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
 
 
 @op("any")
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    axes = None if dim is None else dims(dim, input.data.ndim, "any")
-    return _make(np.asarray(np.any(input.data, axis=axes, keepdims=keepdim)))
+    axes = None if dim is None else dims(dim, input._data.ndim, "any")
+    return _make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))

@@ -77,8 +77,8 @@ class UnsafeView(ArrayFunction, name="UnsafeViewBackward0"):
 def reshape(input, *shape):
     """Same values in a new shape (one dim may be -1). A view when the input is contiguous,
     a copy otherwise. RuntimeError when the element count does not match."""
-    shape = infer_shape(_shape_arg(shape, "reshape"), input.data.size, "reshape")
-    if input.data.flags.c_contiguous:
+    shape = infer_shape(_shape_arg(shape, "reshape"), input._data.size, "reshape")
+    if input._data.flags.c_contiguous:
         return View.apply(input, shape)
     return UnsafeView.apply(input, shape)
 
@@ -88,14 +88,14 @@ def view(input, *shape):
     ``view(dtype)`` is not supported."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("view(dtype) is not supported by tapegrad")
-    shape = infer_shape(_shape_arg(shape, "view"), input.data.size, "view")
-    probe = input.data.view()
+    shape = infer_shape(_shape_arg(shape, "view"), input._data.size, "view")
+    probe = input._data.view()
     try:
         probe.shape = shape
     except AttributeError:
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (at least one dimension "
-            f"spans across two contiguous subspaces): input shape {list(input.data.shape)} is not "
+            f"spans across two contiguous subspaces): input shape {list(input._data.shape)} is not "
             f"contiguous, so it cannot be viewed as {list(shape)}. Use .reshape(...) instead.") from None
     return View.apply(input, shape)
 
@@ -106,7 +106,7 @@ Tensor.view = view
 @op("flatten")
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one (returns the input itself when nothing changes)."""
-    nd = input.data.ndim
+    nd = input._data.ndim
     if nd == 0:
         return reshape(input, 1)
     s = _wrap_dim(start_dim, nd, "flatten")
@@ -115,14 +115,14 @@ def flatten(input, start_dim=0, end_dim=-1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shp = input.data.shape
+    shp = input._data.shape
     return reshape(input, shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:])
 
 
 @op("unflatten")
 def unflatten(input, dim, sizes):
-    d = _wrap_dim(dim, input.data.ndim, "unflatten")
-    shp = input.data.shape
+    d = _wrap_dim(dim, input._data.ndim, "unflatten")
+    shp = input._data.shape
     sizes = infer_shape(tuple(sizes), shp[d], "unflatten")
     return reshape(input, shp[:d] + sizes + shp[d + 1:])
 
@@ -169,7 +169,7 @@ class T(ArrayFunction, name="TBackward0", view=True):
 def permute(input, *dims_):
     """Reorder the dims (a view). RuntimeError unless ``dims`` is a permutation of range(ndim)."""
     perm = _shape_arg(dims_, "permute")
-    nd = input.data.ndim
+    nd = input._data.ndim
     if len(perm) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
                            f"match the length of the desired ordering of dimensions i.e. input.dim() "
@@ -183,7 +183,7 @@ def permute(input, *dims_):
 @op("transpose", aliases=("swapaxes", "swapdims"))
 def transpose(input, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (a view; negative dims allowed)."""
-    nd = input.data.ndim
+    nd = input._data.ndim
     d0 = _wrap_dim(dim0, nd, "transpose")
     d1 = _wrap_dim(dim1, nd, "transpose")
     return Transpose.apply(input, d0, d1)
@@ -192,23 +192,23 @@ def transpose(input, dim0, dim1):
 @op("t")
 def t(input):
     """Transpose a 2-D tensor (0-D and 1-D are returned as a view unchanged)."""
-    if input.data.ndim > 2:
+    if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input.data.ndim}D")
+                           f"{input._data.ndim}D")
     return T.apply(input)
 
 
 def _T(self):
-    nd = self.data.ndim
+    nd = self._data.ndim
     # a view even for 0-d/1-d (torch records PermuteBackward0 there too, never returns self)
     return Permute.apply(self, tuple(range(nd - 1, -1, -1)))
 
 
 def _mT(self):
-    if self.data.ndim < 2:
+    if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self.data.ndim}-D tensor.")
-    return Transpose.apply(self, self.data.ndim - 2, self.data.ndim - 1)
+                           f"Got {self._data.ndim}-D tensor.")
+    return Transpose.apply(self, self._data.ndim - 2, self._data.ndim - 1)
 
 
 Tensor.T = property(_T, doc="All dims reversed (a view); PermuteBackward0 as in torch.")
@@ -239,7 +239,7 @@ class SqueezeDims(Squeeze, name="SqueezeBackward2", view=True):
 @op("squeeze")
 def squeeze(input, dim=None):
     """Remove dims of size 1 (all, or only ``dim``: an int or a tuple)."""
-    shp = input.data.shape
+    shp = input._data.shape
     if dim is None:
         return Squeeze.apply(input, tuple(i for i, s in enumerate(shp) if s == 1))
     ds = dims(dim, len(shp), "squeeze") if shp else ()
@@ -263,7 +263,7 @@ class Unsqueeze(ArrayFunction, name="UnsqueezeBackward0", view=True):
 @op("unsqueeze")
 def unsqueeze(input, dim):
     """Insert a dim of size 1 at ``dim`` (in range [-ndim-1, ndim])."""
-    d = _wrap_dim(dim, input.data.ndim + 1, "unsqueeze")
+    d = _wrap_dim(dim, input._data.ndim + 1, "unsqueeze")
     return Unsqueeze.apply(input, d)
 
 
@@ -284,7 +284,7 @@ class Expand(ArrayFunction, name="ExpandBackward0", view=True):
 def expand(input, *sizes):
     """Broadcast singleton dims to ``sizes`` (-1 keeps a dim); a read-only view, no copy."""
     sizes = _shape_arg(sizes, "expand")
-    shp = input.data.shape
+    shp = input._data.shape
     if len(sizes) < len(shp):
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
                            f"equal to the number of dimensions in the tensor ({len(shp)})")
@@ -310,7 +310,7 @@ def expand(input, *sizes):
 
 
 def _expand_as(self, other):
-    return expand(self, other.data.shape)
+    return expand(self, other._data.shape)
 
 
 Tensor.expand_as = _expand_as
@@ -342,7 +342,7 @@ class SumToSize(ArrayFunction, name="SumBackward1"):
 def sum_to_size(input, *shape):
     """Sum ``input`` down to ``shape`` (which it must broadcast from)."""
     shape = _shape_arg(shape, "sum_to_size")
-    if tuple(input.data.shape) == shape:
+    if tuple(input._data.shape) == shape:
         return input
     return SumToSize.apply(input, shape)
 
@@ -370,7 +370,7 @@ def clone(input, *, memory_format=None):
 
 def contiguous(self, memory_format=None):
     """self if already C-contiguous, else a contiguous copy (CloneBackward0)."""
-    if self.data.flags.c_contiguous:
+    if self._data.flags.c_contiguous:
         return self
     return Clone.apply(self)
 
@@ -408,11 +408,11 @@ class Cat(ArrayFunction, name="CatBackward0"):
         start = 0
         d = ctx.d
         for n, skipped in zip(ctx.sizes, ctx.skipped):
-            if skipped and g.data.ndim != 1:  # a skipped empty 1-D input: an empty gradient
-                out.append(_make(np.zeros((0,), g.data.dtype)))
+            if skipped and g._data.ndim != 1:  # a skipped empty 1-D input: an empty gradient
+                out.append(_make(np.zeros((0,), g._data.dtype)))
                 continue
             idx = (slice(None),) * d + (slice(start, start + n),)
-            out.append(g[idx] if n or g.data.ndim > d else None)
+            out.append(g[idx] if n or g._data.ndim > d else None)
             start += n
         return (*out, None)
 
@@ -424,22 +424,22 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    ref = next((x for x in tensors if not (x.data.ndim == 1 and x.data.shape[0] == 0)), tensors[0])
-    nd = ref.data.ndim
+    ref = next((x for x in tensors if not (x._data.ndim == 1 and x._data.shape[0] == 0)), tensors[0])
+    nd = ref._data.ndim
     if nd == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap_dim(dim, nd, "cat")
     for i, x in enumerate(tensors):
-        if x.data.ndim == 1 and x.data.shape[0] == 0:
+        if x._data.ndim == 1 and x._data.shape[0] == 0:
             continue
-        if x.data.ndim != nd:
+        if x._data.ndim != nd:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and "
-                               f"{x.data.ndim}")
+                               f"{x._data.ndim}")
         for k in range(nd):
-            if k != d and x.data.shape[k] != ref.data.shape[k]:
+            if k != d and x._data.shape[k] != ref._data.shape[k]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref.data.shape[k]} but got size {x.data.shape[k]} for tensor number {i} in "
+                    f"{ref._data.shape[k]} but got size {x._data.shape[k]} for tensor number {i} in "
                     f"the list.")
     return Cat.apply(*tensors, d)
 
@@ -455,7 +455,7 @@ class Stack(ArrayFunction, name="StackBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        n = g.data.shape[ctx.d]
+        n = g._data.shape[ctx.d]
         idx = (slice(None),) * ctx.d
         return (*(g[idx + (i,)] for i in range(n)), None)
 
@@ -466,11 +466,11 @@ def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    shp = tensors[0].data.shape
+    shp = tensors[0]._data.shape
     for i, x in enumerate(tensors):
-        if x.data.shape != shp:
+        if x._data.shape != shp:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} at "
-                               f"entry 0 and {list(x.data.shape)} at entry {i}")
+                               f"entry 0 and {list(x._data.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shp) + 1, "stack")
     return Stack.apply(*tensors, d)
 
@@ -478,16 +478,16 @@ def stack(tensors, dim=0):
 @op("unbind")
 def unbind(input, dim=0):
     """Split into a tuple of slices along ``dim`` (each a SelectBackward0 view)."""
-    d = _wrap_dim(dim, input.data.ndim, "unbind")
+    d = _wrap_dim(dim, input._data.ndim, "unbind")
     idx = (slice(None),) * d
-    return tuple(input[idx + (i,)] for i in range(input.data.shape[d]))
+    return tuple(input[idx + (i,)] for i in range(input._data.shape[d]))
 
 
 @op("split")
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of ``split_size`` (last may be smaller) or of the given section sizes."""
-    d = _wrap_dim(dim, tensor.data.ndim, "split")
-    n = tensor.data.shape[d]
+    d = _wrap_dim(dim, tensor._data.ndim, "split")
+    n = tensor._data.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
         s = int(split_size_or_sections)
         sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
@@ -507,7 +507,7 @@ def split(tensor, split_size_or_sections, dim=0):
 @op("chunk")
 def chunk(input, chunks, dim=0):
     """Split into ``chunks`` nearly equal pieces along ``dim``."""
-    d = _wrap_dim(dim, input.data.ndim, "chunk")
-    n = input.data.shape[d]
+    d = _wrap_dim(dim, input._data.ndim, "chunk")
+    n = input._data.shape[d]
     size = -(-n // chunks) if n else 0
     return split(input, size, d) if size else (input,)

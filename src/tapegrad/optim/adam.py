@@ -78,10 +78,10 @@ class Adam(Optimizer):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _make(np.array(0.0, np.float32))
-                    state["exp_avg"] = _make(np.zeros_like(p.data))
-                    state["exp_avg_sq"] = _make(np.zeros_like(p.data))
+                    state["exp_avg"] = _make(np.zeros_like(p._data))
+                    state["exp_avg_sq"] = _make(np.zeros_like(p._data))
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = _make(np.zeros_like(p.data))
+                        state["max_exp_avg_sq"] = _make(np.zeros_like(p._data))
                 _adam_update(p, grad, state, group)
         return loss
 
@@ -97,8 +97,8 @@ def _lerp_(start, end, weight):
 
 def _adam_update(p, grad, state, group):
     """torch's _single_tensor_adam for one parameter, on arrays, in ``p``'s dtype. Updates
-    ``p.data`` and the state tensors in place."""
-    arr = p.data
+    ``p._data`` and the state tensors in place."""
+    arr = p._data
     dt = arr.dtype.type
     lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
     beta1, beta2 = group["betas"]
@@ -106,7 +106,7 @@ def _adam_update(p, grad, state, group):
     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
     g = -grad if group["maximize"] else grad
 
-    step_t.data += np.float32(1)
+    step_t._data += np.float32(1)
     bump_version(step_t)
     if wd != 0:
         if group["decoupled_weight_decay"]:
@@ -114,14 +114,14 @@ def _adam_update(p, grad, state, group):
         else:
             g = g + dt(wd) * arr
 
-    m, v = exp_avg.data, exp_avg_sq.data
+    m, v = exp_avg._data, exp_avg_sq._data
     _lerp_(m, g, 1 - beta1)
     v *= dt(beta2)
     v += dt(1 - beta2) * g * g
     bump_version(exp_avg)
     bump_version(exp_avg_sq)
 
-    step = float(step_t.data)
+    step = float(step_t._data)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
@@ -129,9 +129,9 @@ def _adam_update(p, grad, state, group):
 
     if group["amsgrad"]:
         vmax = state["max_exp_avg_sq"]
-        np.maximum(vmax.data, v, out=vmax.data)
+        np.maximum(vmax._data, v, out=vmax._data)
         bump_version(vmax)
-        v = vmax.data
+        v = vmax._data
     denom = np.sqrt(v) / dt(bias_correction2_sqrt)
     denom += dt(eps)
     arr += dt(-step_size) * m / denom

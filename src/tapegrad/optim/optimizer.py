@@ -6,7 +6,7 @@ state, e.g. momentum buffers). ``state_dict()`` replaces parameters by integer i
 torch's does, so it can be loaded into a fresh optimizer over the same parameters.
 
 Subclasses implement ``step`` by calling one ``_update`` helper per parameter that changes
-``p.data`` (a NumPy array) in place; that helper is the only place values change.
+``p._data`` (a NumPy array) in place; that helper is the only place values change.
 """
 from __future__ import annotations
 
@@ -120,9 +120,9 @@ class Optimizer:
         def _cast(param, value, key=None):
             if isinstance(value, Tensor):
                 from .._tensor import _make
-                arr = value.data
-                if key != "step" and param.data.dtype.kind == "f":
-                    arr = arr.astype(param.data.dtype)
+                arr = value._data
+                if key != "step" and param._data.dtype.kind == "f":
+                    arr = arr.astype(param._data.dtype)
                 return _make(np.array(arr, copy=True))
             elif isinstance(value, dict):
                 return {k: _cast(param, v, key=k) for k, v in value.items()}
@@ -232,7 +232,7 @@ class Optimizer:
 def _grad_array(p):
     """The gradient of ``p`` as an array, or None when it has none (the step skips it)."""
     g = p._grad
-    return None if g is None else g.data
+    return None if g is None else g._data
 
 
 _no_grad = no_grad

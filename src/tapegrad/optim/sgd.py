@@ -68,9 +68,9 @@ class SGD(Optimizer):
 
 def _sgd_update(p, grad, buf, group):
     """torch's _single_tensor_sgd for one parameter, on arrays, in ``p``'s dtype. Updates
-    ``p.data`` (and the momentum buffer tensor ``buf``) in place; returns the buffer (a new
+    ``p._data`` (and the momentum buffer tensor ``buf``) in place; returns the buffer (a new
     tensor on the first momentum step, None without momentum)."""
-    arr = p.data
+    arr = p._data
     dt = arr.dtype.type
     lr, wd = group["lr"], group["weight_decay"]
     momentum, dampening = group["momentum"], group["dampening"]
@@ -81,11 +81,11 @@ def _sgd_update(p, grad, buf, group):
         if buf is None:
             buf = _make(np.array(g, dtype=arr.dtype, copy=True))
         else:
-            b = buf.data
+            b = buf._data
             b *= dt(momentum)
             b += dt(1 - dampening) * g
             bump_version(buf)
-        g = g + dt(momentum) * buf.data if group["nesterov"] else buf.data
+        g = g + dt(momentum) * buf._data if group["nesterov"] else buf._data
     arr += dt(-lr) * g
     bump_version(p)
     return buf

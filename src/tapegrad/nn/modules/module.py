@@ -405,14 +405,14 @@ class Module:
         for p in self._parameters.values():
             if p is None:
                 continue
-            p.data = fn(p.data)
+            p._data = fn(p._data)
             g = p._grad
             if g is not None:
-                g.data = fn(g.data)
+                g._data = fn(g._data)
         for key, buf in self._buffers.items():
             if buf is not None:
-                new = fn(buf.data)
-                if new is not buf.data:
+                new = fn(buf._data)
+                if new is not buf._data:
                     from ..._tensor import _make
                     self._buffers[key] = _make(new)
         return self
@@ -521,7 +521,7 @@ class Module:
                         f"{param.shape}.")
                     continue
                 try:
-                    write_(param, input_param.data)
+                    write_(param, input_param._data)
                 except Exception as ex:  # pragma: no cover - mirrors torch's catch-all
                     error_msgs.append(
                         f'While copying the parameter named "{key}", whose dimensions in the '
@@ -615,6 +615,6 @@ def _zero_grad(p, set_to_none):
             g.detach_()
         else:
             g.requires_grad_(False)
-        g.data[...] = 0
+        g._data[...] = 0
         from .._inplace import bump_version
         bump_version(g)
