@@ -198,25 +198,7 @@ class ArrayFunction(Function):
             record(ctx, args, arrays, outs)
             return outs
         t = _make(out)
-        edges = []
-        for a in args:
-            if isinstance(a, Tensor):
-                arr = a._data
-                if a.requires_grad:
-                    fn = a.grad_fn
-                    if fn is None:
-                        ref = a._acc
-                        fn = ref() if ref is not None else None
-                        if fn is None:
-                            fn = a._accumulator()
-                        edges.append((fn, 0, arr.shape, arr.dtype))
-                    else:
-                        edges.append((fn, a._output_nr, arr.shape, arr.dtype))
-                else:
-                    edges.append((None, 0, arr.shape, arr.dtype))
-            else:
-                edges.append(None)
-        ctx._edges = edges
+        ctx._edges = make_edges(args)
         if ctx._special is None:
             if t._data.dtype.kind == "f":
                 t.grad_fn = ctx
@@ -255,8 +237,10 @@ def _share_version(view, cls, args):
         view._view_chain = base._view_chain + (step,)
 
 
-def record(node, args, fwd_inputs, outputs):
-    """Attach ``node`` to the graph: one edge per argument, saved tensors, grad_fn on outputs."""
+def make_edges(args):
+    """One edge per forward argument: None for a non-tensor, (None, 0, shape, dtype) for a tensor
+    that needs no gradient, else (grad_fn or the leaf's AccumulateGrad, output_nr, shape, dtype).
+    The shape and dtype let the engine check (and un-broadcast) the gradient for that input."""
     edges = []
     for a in args:
         if isinstance(a, Tensor):
@@ -275,7 +259,12 @@ def record(node, args, fwd_inputs, outputs):
                 edges.append((None, 0, arr.shape, arr.dtype))
         else:
             edges.append(None)
-    node._edges = edges
+    return edges
+
+
+def record(node, args, fwd_inputs, outputs):
+    """Attach ``node`` to the graph: one edge per argument, saved tensors, grad_fn on outputs."""
+    node._edges = make_edges(args)
     sp = node._special
     if len(outputs) == 1 and sp is None:
         o = outputs[0]
