@@ -1,0 +1,515 @@
+"""tapegrad benchmarks: ratios against PyTorch (CPU) and hand-written NumPy.
+
+    python benchmarks/run.py                      # every workload, 5 repetitions (~10 min, 2 cores)
+    python benchmarks/run.py --quick              # fewer iterations/repetitions (~2 min)
+    python benchmarks/run.py --only W1,W3 --repeats 7 --out benchmarks/results
+
+Each repetition of each workload runs once per framework, each in its own fresh subprocess
+(``benchmarks/worker.py``), the frameworks taking turns in a rotating order so that drifting
+machine load hits all three alike. Thread settings are the same for all (OMP/OPENBLAS/MKL env
+vars and torch.set_num_threads) and recorded. A worker reports the median of its timed
+iterations; the tables report the median over repetitions. The first repetition also saves the
+first iteration's loss and gradients of each framework, compared here (max abs difference).
+
+Writes ``results.json``, ``results.md`` and ``ratios.png`` to ``--out``. See benchmarks/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FRAMEWORKS = ("tapegrad", "torch", "numpy")
+FW_LABEL = {"tapegrad": "tapegrad", "torch": "torch", "numpy": "NumPy"}
+
+# (job id, workload, worker args, (default iters, warmup), (quick iters, warmup))
+JOBS = [
+    ("W1", "W1", [], (100, 5), (20, 3)),
+    ("W2", "W2", [], (10, 2), (3, 1)),
+    ("W3", "W3", [], (12, 2), (4, 1)),
+    ("W4", "W4", [], (6, 1), (2, 1)),
+    ("W5", "W5", [], (10, 2), (3, 1)),
+    ("W6", "W6", [], (1, 0), (1, 0)),
+    ("W7-100k", "W7", ["--n", "100000"], (1, 0), (1, 0)),
+    ("W7-1M", "W7", ["--n", "1000000"], (1, 0), (1, 0)),
+]
+
+DESCRIPTIONS = {
+    "W1": "small-op overhead: x (4,) f64, 1,000 ops cycling x*1.0001, x+0.001, tanh; sum; backward",
+    "W2": "scalar chain: 10,000 such ops on a 0-d f64 tensor; backward",
+    "W3": "MLP step: 784-512-512-10 ReLU, batch 256, f32, cross-entropy, backward, SGD",
+    "W4": "wide elementwise: two f32 tensors of 1e6, 20 mixed elementwise ops, sum, backward",
+    "W5": "small CNN step: (64,1,28,28), conv3x3x16 relu pool2, conv3x3x32 relu pool2, linear 10, "
+          "CE, backward, SGD",
+    "W6": "peak memory of one W3 step in a fresh process (RSS above the baseline)",
+    "W7": "deep chain: x*1.0001 repeated on a 0-d f64, 100k and 1M nodes, backward",
+}
+
+
+# ---- running -----------------------------------------------------------------------------------
+def worker_env(threads, job_workload):
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[k] = str(threads)
+    if job_workload == "W6":
+        # fixed mmap threshold: every buffer >= 64 KiB is mapped on allocation and unmapped on
+        # free, so RSS follows the live arrays (glibc's adaptive threshold would otherwise make
+        # the peak depend on allocation history); the same for all three frameworks
+        env["MALLOC_MMAP_THRESHOLD_"] = "65536"
+    src = os.path.join(os.path.dirname(HERE), "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def run_worker(job, fw, args, check_path=None, profile_path=None):
+    jid, wl, extra, full, quick = job
+    iters, warmup = quick if args.quick else full
+    cmd = [sys.executable, os.path.join(HERE, "worker.py"), wl, fw, "--iters", str(iters),
+           "--warmup", str(warmup), "--threads", str(args.threads)] + extra
+    if check_path:
+        cmd += ["--check", check_path]
+    if profile_path:
+        cmd += ["--profile", profile_path, "--profile-lines", "30"]
+    if args.no_gc:
+        cmd.append("--no-gc")
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(args.threads, wl),
+                           timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {args.timeout}s"}, time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = (p.stderr or p.stdout).strip().splitlines()[-8:]
+        return {"error": f"exit {p.returncode}: " + " | ".join(tail)}, wall
+    out = json.loads(lines[-1])
+    out["wall_s"] = wall
+    return out, wall
+
+
+# ---- summarising -------------------------------------------------------------------------------
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def collect(raw, jid, fw, key, phase=None):
+    """The per-repetition values of one quantity."""
+    vals = []
+    for r in raw.get(jid, {}).get(fw, []):
+        if "error" in r:
+            continue
+        v = r.get(key)
+        if phase is not None:
+            v = (v or {}).get(phase)
+        vals.append(v)
+    return vals
+
+
+def build_rows(raw):
+    """Table rows: (workload, metric, unit, {fw: value}, target) with target = (against, limit)
+    where against is 'torch', 'numpy' or 'value' (the tapegrad number itself), or None."""
+    rows = []
+
+    def timed(jid, phase, scale, metric, unit, target=None):
+        if jid not in raw:
+            return
+        vals = {fw: med(collect(raw, jid, fw, "median", phase)) for fw in FRAMEWORKS}
+        vals = {fw: (v * scale if v is not None else None) for fw, v in vals.items()}
+        rows.append((jid, metric, unit, vals, target))
+
+    us_op1 = 1e6 / 1000
+    timed("W1", "fwd", us_op1, "forward", "µs/op", ("torch", 1.0))
+    timed("W1", "bwd", us_op1, "backward", "µs/op", ("torch", 1.0))
+    timed("W1", "total", us_op1, "total", "µs/op", ("torch", 0.8))
+    us_op2 = 1e6 / 10000
+    timed("W2", "fwd", us_op2, "forward", "µs/op")
+    timed("W2", "bwd", us_op2, "backward", "µs/op")
+    timed("W2", "total", us_op2, "total", "µs/op", ("torch", 0.8))
+    for jid, metric, target in (("W3", "step", ("numpy", 1.05)),
+                                ("W4", "forward+backward", ("numpy", 1.10)),
+                                ("W5", "step", ("torch", 2.0))):
+        timed(jid, "total", 1e3, metric, "ms", target)
+        timed(jid, "fwd", 1e3, "forward", "ms")
+        timed(jid, "bwd", 1e3, "backward", "ms")
+    if "W6" in raw:
+        rows.append(("W6", "peak RSS of one step", "MB",
+                     {fw: med(collect(raw, "W6", fw, "peak_mb")) for fw in FRAMEWORKS},
+                     ("numpy", 1.10)))
+        rows.append(("W6", "peak traced (tracemalloc)", "MB",
+                     {fw: med(collect(raw, "W6", fw, "traced_peak_mb")) for fw in FRAMEWORKS},
+                     None))
+    w7 = {}
+    for jid, n in (("W7-100k", 100_000), ("W7-1M", 1_000_000)):
+        if jid not in raw:
+            continue
+        for key, scale, metric, unit in (("fwd", 1, "forward", "s"), ("bwd", 1, "backward", "s"),
+                                         ("graph_mb", 1e6 / n, "graph memory", "B/node"),
+                                         ("peak_mb", 1, "peak RSS", "MB")):
+            vals = {fw: med(collect(raw, jid, fw, key)) for fw in FRAMEWORKS}
+            w7[(jid, key)] = vals
+            rows.append((jid, metric, unit,
+                         {fw: (v * scale if v is not None else None) for fw, v in vals.items()},
+                         None))
+    if ("W7-100k", "bwd") in w7 and ("W7-1M", "bwd") in w7:
+        ratio = {}
+        for fw in FRAMEWORKS:
+            a, b = w7[("W7-100k", "bwd")][fw], w7[("W7-1M", "bwd")][fw]
+            ratio[fw] = b / a if a and b else None
+        rows.append(("W7", "backward time 1M / 100k", "x", ratio, ("value", 11.0)))
+        ratio = {}
+        for fw in FRAMEWORKS:
+            a, b = w7[("W7-100k", "fwd")][fw], w7[("W7-1M", "fwd")][fw]
+            ratio[fw] = b / a if a and b else None
+        rows.append(("W7", "forward time 1M / 100k", "x", ratio, None))
+    return rows
+
+
+def verdict(row):
+    _, _, _, vals, target = row
+    if target is None:
+        return None, None
+    against, limit = target
+    tg = vals.get("tapegrad")
+    if tg is None:
+        return None, None
+    if against == "value":
+        return tg, tg <= limit
+    ref = vals.get(against)
+    if not ref:
+        return None, None
+    r = tg / ref
+    return r, r <= limit
+
+
+def compare_checks(check_files):
+    """Max abs differences of loss and gradients between frameworks, per job."""
+    out = {}
+    for jid, files in check_files.items():
+        data = {}
+        for fw, path in files.items():
+            if path and os.path.exists(path):
+                with np.load(path) as z:
+                    data[fw] = {k: np.asarray(z[k], np.float64) for k in z.files}
+        res = {}
+        for a, b in (("tapegrad", "torch"), ("tapegrad", "numpy"), ("torch", "numpy")):
+            if a not in data or b not in data:
+                continue
+            diffs = {}
+            for k, ref in data[b].items():
+                if k not in data[a] or data[a][k].shape != ref.shape:
+                    diffs[k + " (missing or shape differs)"] = (float("inf"), 0.0)
+                    continue
+                d = float(np.max(np.abs(data[a][k] - ref))) if ref.size else 0.0
+                diffs[k] = (d if np.isfinite(d) else float("inf"),
+                            float(np.max(np.abs(ref))) if ref.size else 0.0)
+            worst_key = max(diffs, key=lambda k: diffs[k][0])
+            worst, scale = diffs[worst_key]
+            if worst == 0:
+                worst_key = "identical"
+            res[f"{a}-{b}"] = {"max_abs_diff": worst, "worst": worst_key, "ref_max_abs": scale}
+        out[jid] = res
+    return out
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "—"
+    if unit == "B/node":
+        return f"{v:,.0f}"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def ratio_str(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "—"
+
+
+def numpy_ratio_applies(row):
+    """The hand-written W7 chain keeps nothing (the derivative is a constant): a memory ratio
+    against it says nothing, so the table and chart leave it out."""
+    return not (row[0].startswith("W7") and row[2] in ("B/node", "MB"))
+
+
+def markdown(meta, rows, checks, failures):
+    L = ["# tapegrad benchmark results", ""]
+    L.append(f"{meta['date']} · {meta['cpu']} ({meta['cores']} cores) · Python {meta['python']}, "
+             f"NumPy {meta['numpy']}, torch {meta.get('torch', '?')} · threads: "
+             f"{meta['threads']} (OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads) · "
+             f"{meta['repeats']} repetitions{' (--quick)' if meta['quick'] else ''}, medians · "
+             f"GC {'off while timing' if meta['no_gc'] else 'on'} · optimizer: "
+             f"{meta.get('optimizer', '?')} · wall {meta['wall_s'] / 60:.1f} min")
+    L.append("")
+    L.append("Ratios are tapegrad / other (lower is better). *Target* is the goal for the ratio "
+             "in bold (for W7, tapegrad's own 1M/100k ratio).")
+    L.append("")
+    L.append("| workload | metric | unit | tapegrad | torch | NumPy | tg/torch | tg/NumPy | "
+             "target | met |")
+    L.append("|---|---|---|---:|---:|---:|---:|---:|---|---|")
+    for row in rows:
+        jid, metric, unit, vals, target = row
+        r_t = ratio_str(vals.get("tapegrad"), vals.get("torch"))
+        r_n = ratio_str(vals.get("tapegrad"), vals.get("numpy")) if numpy_ratio_applies(row) \
+            else "—"
+        tgt, met = "", ""
+        if target is not None:
+            against, limit = target
+            value, ok = verdict(row)
+            if against == "torch":
+                r_t = f"**{r_t}**"
+            elif against == "numpy":
+                r_n = f"**{r_n}**"
+            if against == "value":
+                r_t = r_n = "—"
+                tgt = f"tapegrad ≤ {limit:g}"
+            else:
+                tgt = f"≤ {limit:g}x {FW_LABEL[against]}"
+            met = "—" if ok is None else ("met" if ok else "**not met**")
+        L.append(f"| {jid} | {metric} | {unit} | {fmt(vals.get('tapegrad'), unit)} | "
+                 f"{fmt(vals.get('torch'), unit)} | {fmt(vals.get('numpy'), unit)} | {r_t} | "
+                 f"{r_n} | {tgt} | {met} |")
+    L.append("")
+    L.append("## Correctness (first iteration: loss and every gradient)")
+    L.append("")
+    L.append("Max abs difference over the loss and all gradients, with the tensor where it is "
+             "largest and that tensor's largest |value| in the reference, for scale.")
+    L.append("")
+    L.append("| workload | tapegrad vs torch | tapegrad vs NumPy | torch vs NumPy |")
+    L.append("|---|---|---|---|")
+    for jid, res in checks.items():
+        cells = []
+        for key in ("tapegrad-torch", "tapegrad-numpy", "torch-numpy"):
+            c = res.get(key)
+            cells.append("—" if c is None else
+                         f"{c['max_abs_diff']:.2e} ({c['worst']}; max {c['ref_max_abs']:.3g})")
+        L.append(f"| {jid} | " + " | ".join(cells) + " |")
+    L.append("")
+    L.append("## Workloads")
+    L.append("")
+    for k, v in DESCRIPTIONS.items():
+        L.append(f"- **{k}** {v}")
+    if failures:
+        L.append("")
+        L.append("## Failures")
+        L.append("")
+        for f in failures:
+            L.append(f"- {f}")
+    L.append("")
+    return "\n".join(L)
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    targeted = [r for r in rows if r[4] is not None and verdict(r)[0] is not None]
+    allr = [r for r in rows if r[2] not in ("x",) and r[3].get("tapegrad") is not None]
+    fig, axes = plt.subplots(1, 2, figsize=(15, max(4, 0.34 * len(allr) + 1.5)),
+                             gridspec_kw={"width_ratios": [1, 1.3]})
+    ax = axes[0]
+    labels, vals, colors, limits = [], [], [], []
+    for r in targeted:
+        value, ok = verdict(r)
+        against, limit = r[4]
+        who = "tapegrad" if against == "value" else f"/ {FW_LABEL[against]}"
+        labels.append(f"{r[0]} {r[1]} ({who})")
+        vals.append(value)
+        limits.append(limit)
+        colors.append("tab:green" if ok else "tab:red")
+    y = np.arange(len(labels))
+    ax.barh(y, vals, color=colors)
+    for yi, lim in zip(y, limits):
+        ax.plot([lim, lim], [yi - 0.4, yi + 0.4], color="black", lw=2)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_title("targets (black tick = target; green met, red not met)", fontsize=9)
+    ax.set_xlabel("ratio")
+    ax = axes[1]
+    labels = [f"{r[0]} {r[1]} [{r[2]}]" for r in allr]
+    y = np.arange(len(labels))
+    rt = [(r[3]["tapegrad"] / r[3]["torch"]) if r[3].get("torch") else np.nan for r in allr]
+    rn = [(r[3]["tapegrad"] / r[3]["numpy"]) if r[3].get("numpy") and numpy_ratio_applies(r)
+          else np.nan for r in allr]
+    ax.barh(y - 0.2, rt, height=0.4, label="tapegrad / torch", color="tab:orange")
+    ax.barh(y + 0.2, rn, height=0.4, label="tapegrad / NumPy", color="tab:blue")
+    ax.axvline(1.0, color="black", lw=1)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title("all ratios (lower is better)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+# ---- main --------------------------------------------------------------------------------------
+def main(argv=None):
+    p = argparse.ArgumentParser(description="tapegrad vs torch vs hand-written NumPy")
+    p.add_argument("--quick", action="store_true", help="fewer iterations and repetitions")
+    p.add_argument("--repeats", type=int, default=None,
+                   help="fresh-process repetitions per framework (default 5; --quick: 2, "
+                        "and W7 once)")
+    p.add_argument("--only", default=None, help="comma-separated workloads, e.g. W1,W3,W7")
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads for every framework (BLAS/OpenMP env vars and "
+                        "torch.set_num_threads); default 1")
+    p.add_argument("--no-gc", action="store_true",
+                   help="disable Python's cyclic GC while timing (default: on, as users run)")
+    p.add_argument("--profile", default=None,
+                   help="comma-separated workloads (e.g. W1,W3) to also cProfile for tapegrad; "
+                        "written to OUT/profile_<W>.txt")
+    p.add_argument("--timeout", type=int, default=600, help="seconds per worker process")
+    args = p.parse_args(argv)
+    repeats = args.repeats or (2 if args.quick else 5)
+    only = None if not args.only else {w.strip().upper() for w in args.only.split(",")}
+    jobs = [j for j in JOBS if only is None or j[1] in only or j[0].upper() in only]
+    if not jobs:
+        p.error(f"--only {args.only}: no such workload (W1..W7)")
+    os.makedirs(args.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="tapegrad-bench-")
+
+    t_start = time.perf_counter()
+    raw = {j[0]: {fw: [] for fw in FRAMEWORKS} for j in jobs}
+    check_files = {j[0]: {} for j in jobs}
+    failures = []
+    print(f"tapegrad benchmarks: {len(jobs)} jobs x {repeats} repetitions x 3 frameworks, "
+          f"threads={args.threads}{', quick' if args.quick else ''}", flush=True)
+    for rep in range(repeats):
+        for job in jobs:
+            jid = job[0]
+            if args.quick and job[1] == "W7" and rep > 0:
+                continue                                # --quick: the deep chains run once
+            k = (rep + jobs.index(job)) % 3
+            order = FRAMEWORKS[k:] + FRAMEWORKS[:k]     # frameworks take turns going first
+            line = []
+            for fw in order:
+                chk = os.path.join(tmp, f"{jid}_{fw}.npz") if rep == 0 else None
+                res, wall = run_worker(job, fw, args, check_path=chk)
+                raw[jid][fw].append(res)
+                if chk:
+                    check_files[jid][fw] = chk
+                if "error" in res:
+                    failures.append(f"{jid} {fw} rep {rep}: {res['error']}")
+                    line.append(f"{fw} FAILED")
+                else:
+                    line.append(f"{fw} {wall:.1f}s")
+            print(f"  [{time.perf_counter() - t_start:6.0f}s] rep {rep + 1}/{repeats} {jid:8s} "
+                  + ", ".join(line), flush=True)
+
+    profiles = {}
+    if args.profile:
+        for w in args.profile.upper().split(","):
+            job = next((j for j in JOBS if j[0] == w.strip()), None)
+            if job is None or job[1] in ("W6", "W7"):
+                continue
+            path = os.path.join(args.out, f"profile_{job[0]}.txt")
+            res, _ = run_worker(job, "tapegrad", args, profile_path=path)
+            if "error" not in res:
+                profiles[job[0]] = path
+
+    rows = build_rows(raw)
+    checks = compare_checks(check_files)
+    shutil.rmtree(tmp, ignore_errors=True)
+    wall = time.perf_counter() - t_start
+    envs = {fw: next((r["env"] for j in raw.values() for r in j[fw] if "env" in r), {})
+            for fw in FRAMEWORKS}
+    optimizer = {fw: next((r.get("optimizer") for j in raw.values() for r in j[fw]
+                           if r.get("optimizer")), None) for fw in ("tapegrad", "torch")}
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "cpu": cpu_name(), "cores": os.cpu_count(),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "torch": envs["torch"].get("torch"), "torch_threads": envs["torch"].get(
+                "torch_threads"), "thread_env": envs["numpy"].get("thread_env"),
+            "threads": args.threads, "repeats": repeats, "quick": args.quick,
+            "no_gc": args.no_gc, "wall_s": wall,
+            "optimizer": ", ".join(f"{v}" for v in optimizer.values() if v)}
+    summary = []
+    for row in rows:
+        value, ok = verdict(row)
+        summary.append({"workload": row[0], "metric": row[1], "unit": row[2], "values": row[3],
+                        "tapegrad_over_torch": (row[3]["tapegrad"] / row[3]["torch"])
+                        if row[3].get("tapegrad") is not None and row[3].get("torch") else None,
+                        "tapegrad_over_numpy": (row[3]["tapegrad"] / row[3]["numpy"])
+                        if row[3].get("tapegrad") is not None and row[3].get("numpy")
+                        and numpy_ratio_applies(row) else None,
+                        "target": None if row[4] is None else {"against": row[4][0],
+                                                              "limit": row[4][1]},
+                        "target_value": value, "met": ok})
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "correctness": checks,
+                   "failures": failures, "profiles": profiles, "raw": raw}, f, indent=1)
+    md = markdown(meta, rows, checks, failures)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(md)
+    plotted = plot(rows, os.path.join(args.out, "ratios.png"))
+
+    # console summary
+    print()
+    print(f"{'workload':9s} {'metric':26s} {'tapegrad':>10s} {'torch':>10s} {'NumPy':>10s} "
+          f"{'tg/torch':>9s} {'tg/NumPy':>9s}  target")
+    for row in rows:
+        jid, metric, unit, vals, target = row
+        value, ok = verdict(row)
+        tgt = ""
+        if target is not None:
+            against, limit = target
+            name = "tapegrad" if against == "value" else FW_LABEL[against]
+            tgt = (f"{'≤' if against == 'value' else '<='} {limit:g}"
+                   f"{'' if against == 'value' else 'x ' + name}: "
+                   + ("—" if ok is None else ("met" if ok else "NOT MET")))
+        print(f"{jid:9s} {metric + ' [' + unit + ']':26s} {fmt(vals['tapegrad'], unit):>10s} "
+              f"{fmt(vals['torch'], unit):>10s} {fmt(vals['numpy'], unit):>10s} "
+              f"{ratio_str(vals['tapegrad'], vals['torch']):>9s} "
+              f"{ratio_str(vals['tapegrad'], vals['numpy']) if numpy_ratio_applies(row) else '—':>9s}"
+              f"  {tgt}")
+    print()
+    print("correctness (max abs diff of loss and gradients, first iteration):")
+    for jid, res in checks.items():
+        print(f"  {jid:8s} " + "  ".join(f"{k}: {v['max_abs_diff']:.2e} ({v['worst']})"
+                                         for k, v in res.items()))
+    for f in failures:
+        print("FAILED:", f)
+    print(f"\nwrote {args.out}/results.json, results.md"
+          + (", ratios.png" if plotted else " (no matplotlib: no chart)")
+          + "".join(f", {os.path.basename(v)}" for v in profiles.values())
+          + f"  [{wall / 60:.1f} min]")
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
