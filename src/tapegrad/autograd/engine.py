@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import heapq
+import sys
 
 import numpy as np
 
@@ -277,9 +278,21 @@ def _run_tensor_prehooks(node, grads):
                 grads[nr] = r
 
 
+def _owned(arr, seen):
+    """Whether ``arr`` may become a leaf's ``.grad`` as is (torch steals a gradient nobody else
+    holds). Not when it was already taken this backward or is the user's `gradient` (a
+    pass-through node hands one tensor to two inputs), not when it is read-only (broadcast), and
+    not when it, or the array it views, is referenced from anywhere else."""
+    if id(arr) in seen or not arr.flags.writeable:
+        return False
+    # references: the gradient tensor, the caller's local, getrefcount's argument
+    if sys.getrefcount(arr) > 3:
+        return False
+    base = arr.base
+    return base is None or (base.base is None and sys.getrefcount(base) <= 2)
+
+
 def _commit(staged, create_graph, root_grads):
-    # a gradient array may be shared (a pass-through node hands the same tensor to two inputs, or
-    # the user's `gradient` flows through unchanged); only an array seen once is stolen as .grad
     seen = {id(g._data) for g in root_grads}
     post = []
     for t, g in staged:
@@ -288,7 +301,7 @@ def _commit(staged, create_graph, root_grads):
                 t._grad = g
             else:
                 arr = g._data
-                if id(arr) in seen or arr.base is not None or not arr.flags.writeable:
+                if not _owned(arr, seen):
                     arr = arr.copy()
                 seen.add(id(arr))
                 t._grad = _make(arr)

@@ -51,7 +51,25 @@ class Mm(Matmul, name="MmBackward0"):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return (g @ b.t() if ctx.needs(0) else None), (a.t() @ g if ctx.needs(1) else None)
+        return mm_grads(ctx, g, a, b, 0, 1)
+
+
+def _transposed(t):
+    f = t._data.flags
+    return f.f_contiguous and not f.c_contiguous
+
+
+def mm_grads(ctx, g, a, b, ia, ib):
+    """grad_a = g @ b^T and grad_b = a^T @ g (for ``a @ b``), each computed in the memory layout of
+    its input: a transposed input gets a transposed gradient (torch's layout contract). So the
+    gradient of nn.Linear's ``weight.t()`` is contiguous once transposed back, and is stored as
+    ``.grad`` without a copy."""
+    ga = gb = None
+    if ctx.needs(ia):
+        ga = (b @ g.t()).t() if _transposed(a) else g @ b.t()
+    if ctx.needs(ib):
+        gb = (g.t() @ a).t() if _transposed(b) else a.t() @ g
+    return ga, gb
 
 
 class Mv(Matmul, name="MvBackward0"):
@@ -166,9 +184,7 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
     @staticmethod
     def backward(ctx, g):
         m1, m2 = ctx.saved_tensors
-        return (g if ctx.needs(0) else None,
-                g @ m2.t() if ctx.needs(1) else None,
-                m1.t() @ g if ctx.needs(2) else None)
+        return (g if ctx.needs(0) else None, *mm_grads(ctx, g, m1, m2, 1, 2))
 
 
 @op("addmm")

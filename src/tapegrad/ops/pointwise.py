@@ -324,15 +324,17 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
 
 
 class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
-    """1 / (1 + e ** -x), computed without overflow. derivatives.yaml sigmoid_backward:
+    """1 / (1 + e ** -x). For very negative x, e ** -x overflows to inf and the result is exactly
+    0, as in torch (the overflow warning is silenced). derivatives.yaml sigmoid_backward:
     grad * result * (1 - result)."""
 
     @staticmethod
     def forward(ctx, x):
         x = to_float(x)
-        # exp of a non-positive number never overflows
-        e = np.exp(-np.abs(x))
-        y = np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+        y = np.negative(x, out=np.empty_like(x))  # an array even for 0-d input
+        np.exp(y, out=y)
+        y += 1
+        np.reciprocal(y, out=y)
         ctx.save_for_backward(y)
         return y
 
@@ -371,7 +373,22 @@ class Relu(ArrayFunction, name="ReluBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
-        return g * _make(y._data > 0)
+        return ReluGrad.apply(g, y)
+
+
+class ReluGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
+    """threshold_backward(grad, y): grad where y > 0, else 0, in one op. derivatives.yaml:
+    grad_output: the same mask applied to the incoming grad; self: zero (piecewise constant)."""
+
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.save_for_backward(y)
+        return g * (y > 0)
+
+    @staticmethod
+    def backward(ctx, gg):
+        y, = ctx.saved_tensors
+        return (ReluGrad.apply(gg, y) if ctx.needs(0) else None), None
 
 
 class Clamp(ArrayFunction, name="ClampBackward1"):
