@@ -308,3 +308,27 @@ def test_exception_types_match_torch():
         y.sum().backward()
         with pytest.raises(RuntimeError):
             y.sum().backward()
+
+
+def test_leaf_gradient_is_stolen_not_copied_when_unshared():
+    w = tg.randn(3, 4, requires_grad=True)
+    tg.nn.functional.linear(tg.randn(5, 4), w).sum().backward()
+    # the weight gradient arrives as the transpose of a fresh matmul result: kept as is (a copy
+    # would own its memory), and contiguous thanks to the layout-following matmul gradient
+    assert w.grad._data.base is not None and w.grad._data.flags.c_contiguous
+    g = tg.ones(2)
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    (a + 0).backward(g)          # the user's gradient passes through: must be copied
+    assert a.grad._data is not g._data
+
+
+def test_in_place_buffer_accumulation_keeps_values_right():
+    torch = _torch()
+    def run(lib):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        a = x * 2
+        b = a.tanh() + a * a + a.sigmoid()   # a's buffer collects three gradients
+        c = b + b * x + x                    # x's buffer: several paths
+        c.sum().backward()
+        return x.grad.numpy().copy()
+    np.testing.assert_allclose(run(tg), run(torch), rtol=1e-12)

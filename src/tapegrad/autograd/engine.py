@@ -249,7 +249,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                             buf = buffers[nxt] = [None] * nxt._n_out
                         nr = e[1]
                         old = buf[nr]
-                        buf[nr] = g if old is None else old + g
+                        if old is None:
+                            buf[nr] = g
+                        elif create_graph or not _accumulable(old, g):
+                            buf[nr] = old + g
+                        else:
+                            old._data += g._data   # a buffer only this walk holds: in place
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
@@ -278,18 +283,39 @@ def _run_tensor_prehooks(node, grads):
                 grads[nr] = r
 
 
-def _owned(arr, seen):
-    """Whether ``arr`` may become a leaf's ``.grad`` as is (torch steals a gradient nobody else
-    holds). Not when it was already taken this backward or is the user's `gradient` (a
-    pass-through node hands one tensor to two inputs), not when it is read-only (broadcast), and
-    not when it, or the array it views, is referenced from anywhere else."""
+def _owned(g, seen):
+    """Whether gradient ``g``'s array may become a leaf's ``.grad`` as is (torch steals a
+    gradient nobody else holds). Not when it was already taken this backward or is the user's
+    `gradient` (a pass-through node hands one tensor to two inputs), not when it is read-only
+    (broadcast), and not when it, or the array it views, is referenced from anywhere else."""
+    arr = g._data
     if id(arr) in seen or not arr.flags.writeable:
         return False
-    # references: the gradient tensor, the caller's local, getrefcount's argument
+    # references to arr: g's slot, the local, getrefcount's argument
     if sys.getrefcount(arr) > 3:
         return False
     base = arr.base
-    return base is None or (base.base is None and sys.getrefcount(base) <= 2)
+    if base is None:
+        return True
+    # references to base: arr.base, the local, getrefcount's argument, and the view's own base
+    # tensor when only g holds that (a transpose of a fresh matmul result, say)
+    allowed = 3
+    b = g._base
+    if b is not None and b._data is base and sys.getrefcount(b) <= 3:
+        allowed += 1
+    return base.base is None and sys.getrefcount(base) <= allowed
+
+
+def _accumulable(buf, g):
+    """Whether gradient ``g`` may be added into buffer tensor ``buf`` in place: buf's array is
+    writeable, owns its memory, has g's dtype and full shape, and nothing else refers to it (the
+    tensor is held by the buffer list and the callers; the array only by the tensor)."""
+    arr = buf._data
+    # references to the array: the tensor's slot, the local, getrefcount's argument; to the
+    # tensor: the buffer list, the caller's local, this parameter, getrefcount's argument
+    return (arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
+            and sys.getrefcount(buf) <= 4 and arr.shape == g._data.shape
+            and arr.dtype == g._data.dtype)
 
 
 def _commit(staged, create_graph, root_grads):
@@ -300,9 +326,8 @@ def _commit(staged, create_graph, root_grads):
             if create_graph:
                 t._grad = g
             else:
-                arr = g._data
-                if not _owned(arr, seen):
-                    arr = arr.copy()
+                # ask before taking a local reference to the array: _owned counts references
+                arr = g._data if _owned(g, seen) else g._data.copy()
                 seen.add(id(arr))
                 t._grad = _make(arr)
         elif create_graph:

@@ -314,7 +314,10 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     @staticmethod
     def forward(ctx, g, y):
         ctx.save_for_backward(g, y)
-        return g * (1 - y * y)
+        t = np.multiply(y, y, out=np.empty(np.broadcast_shapes(g.shape, y.shape), y.dtype))
+        np.subtract(1, t, out=t)
+        t *= g
+        return t
 
     @staticmethod
     def backward(ctx, gg):
@@ -351,7 +354,10 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
     @staticmethod
     def forward(ctx, g, y):
         ctx.save_for_backward(g, y)
-        return g * (y * (1 - y))
+        t = np.subtract(1, y, out=np.empty(np.broadcast_shapes(g.shape, y.shape), y.dtype))
+        t *= y
+        t *= g
+        return t
 
     @staticmethod
     def backward(ctx, gg):
