@@ -19,7 +19,6 @@ from ._tensor_str import get_printoptions, set_printoptions
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._factories import *  # noqa: F401,F403
-from ._factories import __all__ as _factory_names
 from . import ops as _ops
 from . import autograd
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import AccumulateGrad, add_hook
+from .autograd.graph import AccumulateGrad
 
 __all__ = ["Tensor"]
 

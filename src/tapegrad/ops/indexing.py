@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import ArrayFunction
-from ._util import Tensor, _make
+from ._util import Tensor
 
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 

@@ -555,7 +555,7 @@ def _max_pool_forward(x, k, s, p):
 
 def _max_pool_indices(am, k, s, p, w):
     """torch's flat indices (into each H*W plane) from window offsets ``am`` (..., Ho, Wo)."""
-    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    (_, kw), (sh, sw), (ph, pw) = k, s, p
     ho, wo = am.shape[-2:]
     am = am.astype(np.int64)
     rows = (np.arange(ho) * sh - ph)[:, None] + am // kw
