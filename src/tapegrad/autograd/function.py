@@ -336,12 +336,12 @@ def _pack(node, items, args, fwd_inputs, outputs):
     return saved
 
 
-def version_error(node, i, shape, dtype, expected, actual, where_saved, vc):
+def version_error(node, i, shape, dtype, expected, actual, where_saved, vc, role):
     """The in-place error: which saved tensor, which node, both versions, both source lines."""
     modified = format_where(vc.where) if vc is not None and vc.where is not None else "<unknown>"
     return RuntimeError(
         f"one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: saved tensor {i} of {node.name()} (shape {list(shape)}, dtype "
+        f"operation: saved tensor {i} of {node.name()} ({role}; shape {list(shape)}, dtype "
         f"tapegrad.{np.dtype(dtype).name}) is at version {actual}; expected version {expected} "
         f"instead.\n  saved by the forward op at: {format_where(where_saved)}\n  modified in "
         f"place at:    {modified}\nFix: do the in-place op on a .clone(), or use the out-of-place "
@@ -374,12 +374,14 @@ def unpack_saved(node):
             t = e[1]
             vc = t._vc
             if vc is not None and vc.v != e[2]:
-                raise version_error(node, i, t._data.shape, t._data.dtype, e[2], vc.v, e[3], vc)
+                raise version_error(node, i, t._data.shape, t._data.dtype, e[2], vc.v, e[3], vc,
+                                    "an input of the op")
             out.append(t)
         elif kind == "o":
             arr, vc = e[1], e[2]
             if vc.v != e[3]:
-                raise version_error(node, i, arr.shape, arr.dtype, e[3], vc.v, e[5], vc)
+                raise version_error(node, i, arr.shape, arr.dtype, e[3], vc.v, e[5], vc,
+                                    f"output {e[4]} of {node.name()}")
             t = _make(arr, vc)
             if arr.dtype.kind == "f":
                 t.grad_fn = node
