@@ -231,7 +231,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 # the common case, inlined: one output, no hooks; gradients checked below
                 ran.append(node)
                 res = cls._forward_cls.backward(node, grads[0])
-                if type(res) is not tuple or len(res) != len(edges):
+                if type(res) is not tuple:
+                    res = (res,)
+                if len(res) != len(edges):
                     res = _fix_count(node, res)
             for i, e in enumerate(edges):
                 if e is None:

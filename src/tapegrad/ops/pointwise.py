@@ -29,8 +29,8 @@ class Add(ArrayFunction, name="AddBackward0", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
-        alpha = ctx.__dict__.get("alpha", 1)
-        return g, (g if alpha == 1 else g * alpha), None
+        alpha = ctx.__dict__.get("alpha")
+        return (g, g) if alpha is None else (g, g * alpha, None)
 
 
 class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
@@ -49,8 +49,8 @@ class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
-        alpha = ctx.__dict__.get("alpha", 1)
-        return g, (-g if alpha == 1 else g * -alpha), None
+        alpha = ctx.__dict__.get("alpha")
+        return (g, -g) if alpha is None else (g, g * -alpha, None)
 
 
 class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=2):
@@ -306,6 +306,10 @@ class Tanh(ArrayFunction, name="TanhBackward0"):
         return TanhGrad.apply(g, y)
 
 
+def _out_shape(a, b):
+    return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+
+
 class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     """tanh_backward(grad, y) = grad * (1 - y ** 2), one primitive so a plain backward costs one
     op. derivatives.yaml tanh_backward: grad_output: grad * (1 - y ** 2);
@@ -314,7 +318,7 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     @staticmethod
     def forward(ctx, g, y):
         ctx.save_for_backward(g, y)
-        t = np.multiply(y, y, out=np.empty(np.broadcast_shapes(g.shape, y.shape), y.dtype))
+        t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
         np.subtract(1, t, out=t)
         t *= g
         return t
@@ -354,7 +358,7 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
     @staticmethod
     def forward(ctx, g, y):
         ctx.save_for_backward(g, y)
-        t = np.subtract(1, y, out=np.empty(np.broadcast_shapes(g.shape, y.shape), y.dtype))
+        t = np.subtract(1, y, out=np.empty(_out_shape(g, y), y.dtype))
         t *= y
         t *= g
         return t
