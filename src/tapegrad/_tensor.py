@@ -36,6 +36,7 @@ class Tensor:
     _vc = None      # VersionCounter, shared by views; created on first need
     _base = None    # the tensor a view was taken from
     _view_chain = ()  # ((view Function, extra args), ...) re-deriving this view from _base
+    _view_version = 0  # the storage version this view's history was recorded at
     _acc = None     # weakref to this leaf's AccumulateGrad
     _extra = None   # rare state: retains_grad, inference, ...
 

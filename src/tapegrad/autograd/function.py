@@ -71,6 +71,9 @@ class _NullCtx:
 
     needs_input_grad = ()
 
+    def needs(self, i):
+        return False
+
     def __setattr__(self, name, value):
         pass
 
@@ -137,6 +140,8 @@ class Function:
                     with_grad = True
                     break
         ctx = cls._backward_cls() if with_grad else BackwardNode()
+        if with_grad:
+            ctx._edges = make_edges(args)   # needs_input_grad is readable inside forward
         prev = _state.grad_enabled
         _state.grad_enabled = False
         try:
@@ -192,13 +197,14 @@ class ArrayFunction(Function):
         ctx._seq = _next_seq()
         ctx._saved = None
         ctx._n_out = 1
+        # edges first, so forward can save only what the needed gradients use (ctx.needs(i))
+        ctx._edges = make_edges(args)
         out = cls.forward(ctx, *arrays)
         if type(out) is tuple:
             outs = tuple(_make(o) for o in out)
             record(ctx, args, arrays, outs)
             return outs
         t = _make(out)
-        ctx._edges = make_edges(args)
         if ctx._special is None:
             if t._data.dtype.kind == "f":
                 t.grad_fn = ctx
@@ -228,6 +234,7 @@ def _share_version(view, cls, args):
     if vc is None:
         vc = base._vc = VersionCounter()
     view._vc = vc
+    view._view_version = vc.v
     step = (cls, args[1:])
     if base._base is None:
         view._base = base
@@ -237,6 +244,22 @@ def _share_version(view, cls, args):
         view._view_chain = base._view_chain + (step,)
 
 
+def refresh_view(view):
+    """A view whose storage was written through its base (or a sibling view) since its history
+    was recorded gets a fresh history: its view ops re-applied to the base as it is now (torch
+    regenerates a view's grad_fn the same way). Without it, the view's gradient would skip the
+    in-place op."""
+    base = view._base
+    if base.requires_grad and _state.grad_enabled:
+        v = base
+        for cls, extra in view._view_chain:
+            v = cls.apply(v, *extra)
+        view.grad_fn = v.grad_fn
+        view._output_nr = v._output_nr
+        view.requires_grad = v.requires_grad
+    view._view_version = view._vc.v
+
+
 def make_edges(args):
     """One edge per forward argument: None for a non-tensor, (None, 0, shape, dtype) for a tensor
     that needs no gradient, else (grad_fn or the leaf's AccumulateGrad, output_nr, shape, dtype).
@@ -244,6 +267,8 @@ def make_edges(args):
     edges = []
     for a in args:
         if isinstance(a, Tensor):
+            if a._base is not None and a._view_version != a._vc.v:
+                refresh_view(a)
             arr = a._data
             if a.requires_grad:
                 fn = a.grad_fn
@@ -263,8 +288,7 @@ def make_edges(args):
 
 
 def record(node, args, fwd_inputs, outputs):
-    """Attach ``node`` to the graph: one edge per argument, saved tensors, grad_fn on outputs."""
-    node._edges = make_edges(args)
+    """Attach ``node`` (its edges already made) to the graph: saved tensors, grad_fn on outputs."""
     sp = node._special
     if len(outputs) == 1 and sp is None:
         o = outputs[0]

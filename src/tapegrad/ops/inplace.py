@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import NULL_CTX, ArrayFunction
+from ..autograd.function import NULL_CTX, ArrayFunction, refresh_view
 from ..autograd.grad_mode import state as _state
 from ..autograd.graph import VersionCounter, user_frame
 from . import pointwise as P
@@ -164,12 +164,7 @@ def _copy_slices(view, r):
     base._output_nr = 0
     base.requires_grad = cs.requires_grad
     # the view now reads from the new base: re-derive its history from it
-    v = base
-    for cls, extra in view._view_chain:
-        v = cls.apply(v, *extra)
-    view.grad_fn = v.grad_fn
-    view._output_nr = v._output_nr
-    view.requires_grad = v.requires_grad
+    refresh_view(view)
 
 
 # ---- Functions only in-place ops need ----------------------------------------------------------

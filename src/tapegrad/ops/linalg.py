@@ -17,13 +17,16 @@ class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # grad_a needs b, grad_b needs a: save only what the needed gradients use
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+        ctx.layout = (_transposed(a), _transposed(b))
+        ctx.ndims = (a.ndim, b.ndim)
         return np.matmul(*promote(a, b))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        na, nb = a._data.ndim, b._data.ndim
+        na, nb = ctx.ndims
         ga = gb = None
         if na == 1 and nb == 1:
             return (g * b if ctx.needs(0) else None), (g * a if ctx.needs(1) else None)
@@ -54,21 +57,22 @@ class Mm(Matmul, name="MmBackward0"):
         return mm_grads(ctx, g, a, b, 0, 1)
 
 
-def _transposed(t):
-    f = t._data.flags
+def _transposed(arr):
+    f = arr.flags
     return f.f_contiguous and not f.c_contiguous
 
 
 def mm_grads(ctx, g, a, b, ia, ib):
-    """grad_a = g @ b^T and grad_b = a^T @ g (for ``a @ b``), each computed in the memory layout of
-    its input: a transposed input gets a transposed gradient (torch's layout contract). So the
-    gradient of nn.Linear's ``weight.t()`` is contiguous once transposed back, and is stored as
-    ``.grad`` without a copy."""
+    """grad_a = g @ b^T and grad_b = a^T @ g (for ``a @ b``), each computed in the memory layout
+    its input had (``ctx.layout``): a transposed input gets a transposed gradient (torch's layout
+    contract). So the gradient of nn.Linear's ``weight.t()`` is contiguous once transposed back,
+    and is stored as ``.grad`` without a copy."""
+    a_t, b_t = ctx.layout
     ga = gb = None
     if ctx.needs(ia):
-        ga = (b @ g.t()).t() if _transposed(a) else g @ b.t()
+        ga = (b @ g.t()).t() if a_t else g @ b.t()
     if ctx.needs(ib):
-        gb = (g.t() @ a).t() if _transposed(b) else a.t() @ g
+        gb = (g.t() @ a).t() if b_t else a.t() @ g
     return ga, gb
 
 
@@ -176,7 +180,8 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, m2):
-        ctx.save_for_backward(m1, m2)
+        ctx.save_for_backward(m1 if ctx.needs(2) else None, m2 if ctx.needs(1) else None)
+        ctx.layout = (_transposed(m1), _transposed(m2))
         out = np.matmul(*promote(m1, m2))
         out += bias
         return out

@@ -71,7 +71,9 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # each gradient needs only the other operand: save just that (torch does the same, so
+        # changing an operand in place is an error only when its value is really needed)
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
         a, b = promote(a, b)
         return a * b
 
@@ -87,7 +89,7 @@ class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs(1) else None, b)
         a, b = float_result(a, b)
         return a / b
 
