@@ -10,7 +10,7 @@ import warnings as _warnings
 # raised from tapegrad's own modules are filtered; user code keeps NumPy's behaviour.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tapegrad(\.|$)")
 
-from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, float64,  # noqa: A004
+from ._dtype import (bool, double, dtype, float, float16, float32, float64,  # noqa: A004
                      get_default_dtype, half, int, int8, int16, int32, int64, long, promote_types,
                      set_default_dtype, short, uint8)
 from ._size import Size
@@ -40,6 +40,6 @@ def is_tensor(obj):
 
 def __getattr__(name):
     import importlib
-    if name in ("nn", "optim", "utils", "testing", "examples"):
+    if name in ("nn", "optim", "testing", "examples"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

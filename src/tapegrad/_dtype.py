@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "bfloat16", "uint8", "int8", "int16", "int32",
+    "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
     "int64", "bool", "half", "float", "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
 ]
@@ -51,7 +51,6 @@ int16 = short = dtype("int16", np.int16, _INT)
 int32 = int = dtype("int32", np.int32, _INT)
 int64 = long = dtype("int64", np.int64, _INT)
 bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - torch's name
-bfloat16 = None  # NumPy has no bfloat16; the name exists so `tapegrad.bfloat16` reads clearly
 
 _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}

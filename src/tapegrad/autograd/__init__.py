@@ -173,6 +173,6 @@ def __getattr__(name):
         globals().update(gradcheck=_gc.gradcheck, gradgradcheck=_gc.gradgradcheck)
         return getattr(_gc, name)
     if name == "functional":
-        from . import functional
-        return functional
+        import importlib
+        return importlib.import_module(".functional", __name__)
     raise AttributeError(f"module 'tapegrad.autograd' has no attribute {name!r}")

@@ -185,7 +185,10 @@ class ArrayFunction(Function):
             else:
                 arrays.append(a)
         if not needs or not _state.grad_enabled:
-            out = cls.forward(NULL_CTX, *arrays)
+            try:
+                out = cls.forward(NULL_CTX, *arrays)
+            except ValueError as e:
+                raise forward_error(cls, args, e) from None
             if type(out) is tuple:
                 return tuple(_make(o) for o in out)
             t = _make(out)
@@ -199,7 +202,10 @@ class ArrayFunction(Function):
         ctx._n_out = 1
         # edges first, so forward can save only what the needed gradients use (ctx.needs(i))
         ctx._edges = make_edges(args)
-        out = cls.forward(ctx, *arrays)
+        try:
+            out = cls.forward(ctx, *arrays)
+        except ValueError as e:
+            raise forward_error(cls, args, e) from None
         if type(out) is tuple:
             outs = tuple(_make(o) for o in out)
             record(ctx, args, arrays, outs)
@@ -224,6 +230,28 @@ class ArrayFunction(Function):
 
 _new = object.__new__
 _next_seq = _seq_counter.__next__
+
+
+def op_name(cls):
+    """The user-facing name of a Function: 'mul' for MulBackward0."""
+    name = cls._backward_cls.__name__
+    for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.lower()
+
+
+def forward_error(cls, args, err):
+    """NumPy's ValueError from inside an op (shapes that do not broadcast, mostly) as torch's
+    RuntimeError, naming the op and the input shapes."""
+    from ..ops._util import broadcast_error
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    e = broadcast_error(op_name(cls), *tensors)
+    if "must match" in str(e):
+        return e
+    desc = ", ".join(str(list(t._data.shape)) for t in tensors)
+    return RuntimeError(f"{op_name(cls)}: {err} (input shapes {desc})")
 
 
 def _share_version(view, cls, args):

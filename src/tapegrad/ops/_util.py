@@ -11,8 +11,14 @@ _NUMBER_TYPES = (int, float, bool, np.number, np.bool_)
 
 
 def check_operand(x, op: str):
-    """Accept a Tensor or a Python/NumPy number; anything else is a TypeError naming the op."""
-    if isinstance(x, Tensor) or isinstance(x, _NUMBER_TYPES):
+    """Accept a Tensor or a Python/NumPy number; anything else is a TypeError naming the op.
+    A NumPy scalar becomes the Python number it holds: like a Python number it never promotes
+    a tensor's dtype (``x / np.sqrt(d)`` stays float32), as in torch."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.generic)):
+        return x.item()
+    if isinstance(x, _NUMBER_TYPES):
         return x
     if isinstance(x, np.ndarray):
         return _make(x)
@@ -86,3 +92,18 @@ def dims(dim, ndim, op):
             raise RuntimeError(f"{op}: dim {list(dim)} appears multiple times in the list of dims")
     # a 0-d tensor accepts dim 0 / -1 (checked above) but has no NumPy axis to reduce over
     return out if ndim else ()
+
+
+def broadcast_error(op, *operands):
+    """torch's RuntimeError for operands whose shapes do not broadcast, naming the op."""
+    shapes = [tuple(o._data.shape) for o in operands if isinstance(o, Tensor)]
+    desc = ", ".join(str(list(sh)) for sh in shapes)
+    if len(shapes) >= 2:
+        a, b = shapes[0], shapes[1]
+        for k in range(1, min(len(a), len(b)) + 1):
+            if a[-k] != b[-k] and a[-k] != 1 and b[-k] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) at "
+                    f"non-singleton dimension {max(len(a), len(b)) - k} ({op}: input shapes {desc} "
+                    f"cannot be broadcast together)")
+    return RuntimeError(f"{op}: input shapes {desc} cannot be broadcast together")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import NULL_CTX, ArrayFunction, refresh_view
+from ..autograd.function import NULL_CTX, ArrayFunction, forward_error, refresh_view
 from ..autograd.grad_mode import state as _state
 from ..autograd.graph import VersionCounter, user_frame
 from . import pointwise as P
@@ -66,7 +66,12 @@ _TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int
                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def _check_cast(result, x, opname):
+def _check_result(result, x, opname):
+    """The result must fit x: same shape (no broadcasting x itself) and a castable dtype."""
+    if result.shape != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)} ({opname}: an in-place op cannot change "
+                           f"the tensor's shape; use the out-of-place op)")
     rd = _dtype.from_numpy_dtype(result.dtype)
     xd = _dtype.from_numpy_dtype(x._data.dtype)
     if rd._cat > xd._cat:
@@ -83,15 +88,17 @@ def inplace(x, F, args, opname):
         x.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
     if not recording:
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        r = F.forward(NULL_CTX, x._data, *arrays)
-        r = np.asarray(r)
-        _check_cast(r, x, opname)
+        try:
+            r = np.asarray(F.forward(NULL_CTX, x._data, *arrays))
+        except ValueError as e:
+            raise forward_error(F, (x, *args), e) from None
+        _check_result(r, x, opname)
         np.copyto(x._data, r, casting="unsafe")
         bump(x)
         return x
     old = _alias(x)
     r = F.apply(old, *args)
-    _check_cast(r._data, x, opname)
+    _check_result(r._data, x, opname)
     _write_and_rebase(x, old, r)
     return x
 
@@ -389,7 +396,16 @@ def setitem(self, index, value):
     if not recording:
         check_writable(self, "__setitem__")
         v = value._data if isinstance(value, Tensor) else value
-        self._data[idx] = v
+        try:
+            self._data[idx] = v
+        except ValueError:
+            target = self._data[idx].shape
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-1] if target else 1}) must match the "
+                f"existing size ({np.shape(v)[-1] if np.ndim(v) else 1}) at non-singleton "
+                f"dimension {max(len(target) - 1, 0)}.  Target sizes: {list(target)}.  Tensor "
+                f"sizes: {list(np.shape(v))} (__setitem__: the value must broadcast to the "
+                f"indexed region)") from None
         bump(self)
         return
     if basic and all(i is Ellipsis or i == slice(None) for i in idx):

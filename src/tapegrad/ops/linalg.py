@@ -92,11 +92,28 @@ class Bmm(Matmul, name="BmmBackward0"):
     """3-D @ 3-D with equal batch."""
 
 
+_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def check_same_dtype(a, b, name):
+    """torch does not promote in matrix products: float64 @ float32 is a RuntimeError."""
+    da, db = a._data.dtype, b._data.dtype
+    if da != db:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[da.name]} != "
+            f"{_C_NAMES[db.name]} ({name}: shapes {list(a._data.shape)} and "
+            f"{list(b._data.shape)}, dtypes tapegrad.{da.name} and tapegrad.{db.name}; convert "
+            f"one, e.g. b.to(a.dtype))")
+
+
 def _check_matmul(a, b, name):
     sa, sb = a._data.shape, b._data.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to {name} need to be at least 1D, but they are "
                            f"{len(sa)}D and {len(sb)}D")
+    check_same_dtype(a, b, name)
     ka = sa[-1]
     kb = sb[0] if len(sb) == 1 else sb[-2]
     if ka != kb:
@@ -136,8 +153,9 @@ def matmul(input, other):
 def mm(input, mat2):
     """2-D @ 2-D (RuntimeError for other ranks)."""
     if input._data.ndim != 2 or mat2._data.ndim != 2:
-        raise RuntimeError(f"mm: expected 2-D tensors, got {input._data.ndim}-D and "
-                           f"{mat2._data.ndim}-D (use matmul for other ranks)")
+        raise RuntimeError(f"self must be a matrix (mm: expected 2-D tensors, got shapes "
+                           f"{list(input._data.shape)} and {list(mat2._data.shape)}; use matmul "
+                           f"for other ranks)")
     _check_matmul(input, mat2, "mm")
     return Mm.apply(input, mat2)
 
@@ -149,8 +167,10 @@ def bmm(input, mat2):
         raise RuntimeError(f"bmm: expected 3-D tensors, got {input._data.ndim}-D and "
                            f"{mat2._data.ndim}-D")
     if input._data.shape[0] != mat2._data.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {input._data.shape[0]} and "
-                           f"{mat2._data.shape[0]}")
+        sa, sb = input._data.shape, mat2._data.shape
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}]. (bmm: shapes "
+                           f"{list(sa)} and {list(sb)}; the batch sizes must match)")
     _check_matmul(input, mat2, "bmm")
     return Bmm.apply(input, mat2)
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, to_float
-from .linalg import Addmm, matmul
+from ._util import Tensor, _make, _wrap_dim, broadcast_error, to_float
+from .linalg import Addmm, check_same_dtype, matmul
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -218,12 +218,15 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if input._data.shape != target._data.shape:
         import warnings
-        warnings.warn(f"Using a target size ({tuple(target._data.shape)}) that is different to the "
-                      f"input size ({tuple(input._data.shape)}). This will likely lead to incorrect "
-                      f"results due to broadcasting. Please ensure they have the same size.",
+        warnings.warn(f"Using a target size ({target.shape!r}) that is different to the input size "
+                      f"({input.shape!r}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.",
                       UserWarning, stacklevel=2)
-        input, target = (input.expand(np.broadcast_shapes(input._data.shape, target._data.shape)),
-                         target.expand(np.broadcast_shapes(input._data.shape, target._data.shape)))
+        try:
+            shape = np.broadcast_shapes(input._data.shape, target._data.shape)
+        except ValueError:
+            raise broadcast_error("mse_loss", input, target) from None
+        input, target = input.expand(shape), target.expand(shape)
     return MseLoss.apply(input, target, reduction)
 
 
@@ -238,6 +241,7 @@ def linear(input, weight, bias=None):
                            f"{weight._data.shape[0]}): linear got input of shape {list(sa)} and "
                            f"weight of shape {list(weight._data.shape)} (in_features must match)")
     if input._data.ndim == 2 and bias is not None:
+        check_same_dtype(input, weight, "linear")
         return Addmm.apply(bias, input, weight.t())
     out = matmul(input, weight.t())
     return out if bias is None else out + bias

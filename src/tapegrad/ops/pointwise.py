@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import Tensor, _make, check_operand, float_result, promote, to_float
+from ._util import Tensor, _make, broadcast_error, check_operand, float_result, promote, to_float
 
 _nd = np.ndarray
 
@@ -767,7 +767,10 @@ def _cmp(name, ufunc):
     def f(input, other):
         other = check_operand(other, name)
         a, b = promote(_data(input), _data(other))
-        return _make(np.asarray(ufunc(a, b)))
+        try:
+            return _make(np.asarray(ufunc(a, b)))
+        except ValueError:
+            raise broadcast_error(name, input, other) from None
     f.__name__ = name
     f.__doc__ = f"Elementwise ``{name}`` comparison; a bool tensor with no gradient."
     return op(name)(f)
@@ -821,36 +824,43 @@ def sign(input):
 _OPERAND = (Tensor, int, float, bool, np.number, np.bool_)
 
 
+def _coerce(other):
+    """The operand a dunder passes on (a NumPy scalar as its Python number, an array as a
+    tensor), or None for a type the op does not take (the dunder returns NotImplemented)."""
+    if isinstance(other, np.generic):
+        return other.item()
+    if isinstance(other, np.ndarray):
+        return _make(other)
+    return other if isinstance(other, _OPERAND) else None
+
+
 def _dunder(fn, reflected=False):
     def method(self, other):
         t = type(other)
         if t is not Tensor and t is not float and t is not int:
-            if isinstance(other, np.ndarray):
-                other = _make(other)
-            elif not isinstance(other, _OPERAND):
+            other = _coerce(other)
+            if other is None:
                 return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
     return method
 
 
-def _add_fast(self, other):
-    t = type(other)
-    if t is not Tensor and t is not float and t is not int:
-        if isinstance(other, np.ndarray):
-            other = _make(other)
-        elif not isinstance(other, _OPERAND):
-            return NotImplemented
-    return Add.apply(self, other)
+def _fast_dunder(F):
+    # + and * skip the public function's argument handling: they are the hottest dunders
+    apply = F.apply
+
+    def method(self, other):
+        t = type(other)
+        if t is not Tensor and t is not float and t is not int:
+            other = _coerce(other)
+            if other is None:
+                return NotImplemented
+        return apply(self, other)
+    return method
 
 
-def _mul_fast(self, other):
-    t = type(other)
-    if t is not Tensor and t is not float and t is not int:
-        if isinstance(other, np.ndarray):
-            other = _make(other)
-        elif not isinstance(other, _OPERAND):
-            return NotImplemented
-    return Mul.apply(self, other)
+_add_fast = _fast_dunder(Add)
+_mul_fast = _fast_dunder(Mul)
 
 
 Tensor.__add__ = Tensor.__radd__ = _add_fast
