@@ -30,7 +30,7 @@ class Tensor:
 
     # the three attributes every op touches are slots; the rest are class-level defaults that an
     # instance overrides in its own dict only when set (most tensors never set them)
-    __slots__ = ("_data", "requires_grad", "grad_fn", "__dict__", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "__dict__", "__weakref__")
     _output_nr = 0
     _grad = None
     _vc = None      # VersionCounter, shared by views; created on first need
@@ -199,7 +199,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         new = _make(self._data.copy())
-        new.requires_grad = self.requires_grad
+        new._requires_grad = self._requires_grad
         if self._grad is not None:
             new._grad = _make(self._grad._data.copy())
         memo[id(self)] = new
@@ -221,20 +221,32 @@ class Tensor:
         return object.__format__(self, spec)
 
     # ---- autograd state ------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        """Whether ops on this tensor are recorded so gradients can flow to it. Assigning it
+        follows requires_grad_()'s rules (RuntimeError for non-floating dtypes, and for False on
+        a non-leaf)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place on a leaf; returns self.
 
         Raises RuntimeError for an integer/bool tensor (only floating tensors can require grad) and
         for ``requires_grad_(False)`` on a non-leaf (detach() it instead)."""
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
-                               f"(this one is {self.dtype}); convert it first, e.g. x.float()")
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
+                               f"gradients (this one is {self.dtype}); convert it first, e.g. "
+                               f"x.float()")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError(
                 f"you can only change requires_grad flags of leaf variables. If you want to use a "
                 f"computed variable in a subgraph that doesn't require differentiation use "
                 f"var_no_grad = var.detach(). (This tensor was made by {self.grad_fn.name()}.)")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     @property
@@ -348,7 +360,7 @@ class Tensor:
         if self._base is not None and self._base.requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -365,7 +377,7 @@ class Tensor:
 
 def _init(t, arr):
     t._data = arr
-    t.requires_grad = False
+    t._requires_grad = False
     t.grad_fn = None
     if _grad_state.inference:
         t._extra = {"inference": True}
@@ -380,7 +392,7 @@ def _make(arr, vc=None):
         arr = _asarray(arr)
     t = _new(Tensor)
     t._data = arr
-    t.requires_grad = False
+    t._requires_grad = False
     t.grad_fn = None
     if vc is not None:
         t._vc = vc

@@ -136,7 +136,7 @@ class Function:
         with_grad = False
         if _state.grad_enabled:
             for a in args:
-                if isinstance(a, Tensor) and a.requires_grad:
+                if isinstance(a, Tensor) and a._requires_grad:
                     with_grad = True
                     break
         ctx = cls._backward_cls() if with_grad else BackwardNode()
@@ -180,7 +180,7 @@ class ArrayFunction(Function):
         for a in args:
             if isinstance(a, Tensor):
                 arrays.append(a._data)
-                if a.requires_grad:
+                if a._requires_grad:
                     needs = True
             else:
                 arrays.append(a)
@@ -214,7 +214,7 @@ class ArrayFunction(Function):
         if ctx._special is None:
             if t._data.dtype.kind == "f":
                 t.grad_fn = ctx
-                t.requires_grad = True
+                t._requires_grad = True
         else:
             _record_outputs(ctx, (t,), ctx._special)
         if ctx._saved is not None:
@@ -278,13 +278,13 @@ def refresh_view(view):
     regenerates a view's grad_fn the same way). Without it, the view's gradient would skip the
     in-place op."""
     base = view._base
-    if base.requires_grad and _state.grad_enabled:
+    if base._requires_grad and _state.grad_enabled:
         v = base
         for cls, extra in view._view_chain:
             v = cls.apply(v, *extra)
         view.grad_fn = v.grad_fn
         view._output_nr = v._output_nr
-        view.requires_grad = v.requires_grad
+        view._requires_grad = v._requires_grad
     view._view_version = view._vc.v
 
 
@@ -298,7 +298,7 @@ def make_edges(args):
             if a._base is not None and a._view_version != a._vc.v:
                 refresh_view(a)
             arr = a._data
-            if a.requires_grad:
+            if a._requires_grad:
                 fn = a.grad_fn
                 if fn is None:
                     ref = a._acc
@@ -322,7 +322,7 @@ def record(node, args, fwd_inputs, outputs):
         o = outputs[0]
         if o._data.dtype.kind == "f":
             o.grad_fn = node
-            o.requires_grad = True
+            o._requires_grad = True
     else:
         _record_outputs(node, outputs, sp or {})
     if node._saved is not None:
@@ -345,7 +345,7 @@ def _record_outputs(node, outputs, sp):
             vc.v += 1
         o.grad_fn = node
         o._output_nr = n
-        o.requires_grad = True
+        o._requires_grad = True
         meta.append((o._data.shape, o._data.dtype))
     node._n_out = len(outputs)
     node._out_meta = meta
@@ -438,7 +438,7 @@ def unpack_saved(node):
             if arr.dtype.kind == "f":
                 t.grad_fn = node
                 t._output_nr = e[4]
-                t.requires_grad = True
+                t._requires_grad = True
             out.append(t)
         else:
             v = e[1]
@@ -456,7 +456,7 @@ def once_differentiable(fn):
         from .grad_mode import no_grad
         with no_grad():
             outs = fn(ctx, *args)
-        req = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        req = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
         if not _state.grad_enabled or not req:
             return outs
         single = not isinstance(outs, tuple)

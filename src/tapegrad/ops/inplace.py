@@ -33,13 +33,13 @@ def check_writable(x, opname):
     """Raise before anything changes: leaf/view-of-leaf rules (with grad mode on) and storage that
     cannot be written (an expanded tensor)."""
     if _state.grad_enabled:
-        if x.grad_fn is None and x.requires_grad:
+        if x.grad_fn is None and x._requires_grad:
             raise RuntimeError(
                 f"a leaf Variable that requires grad is being used in an in-place operation. "
                 f"({opname} on {_name(x)}.) For a parameter update, wrap it in "
                 f"`with tapegrad.no_grad():`; otherwise call .clone() first and modify the copy.")
         b = x._base
-        if b is not None and b.grad_fn is None and b.requires_grad:
+        if b is not None and b.grad_fn is None and b._requires_grad:
             raise RuntimeError(
                 f"a view of a leaf Variable that requires grad is being used in an in-place "
                 f"operation. ({opname} on a view of shape {list(x._data.shape)} of a leaf of shape "
@@ -85,7 +85,7 @@ def inplace(x, F, args, opname):
     """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
     check_writable(x, opname)
     recording = _state.grad_enabled and (
-        x.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args))
+        x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
     if not recording:
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         try:
@@ -111,8 +111,8 @@ def _alias(x):
     a = _make(x._data, vc)
     a.grad_fn = x.grad_fn
     a._output_nr = x._output_nr
-    a.requires_grad = x.requires_grad
-    if x.grad_fn is None and x.requires_grad:
+    a._requires_grad = x._requires_grad
+    if x.grad_fn is None and x._requires_grad:
         a._acc = x._acc
     return a
 
@@ -137,7 +137,7 @@ def _write_and_rebase(x, old, r):
     else:
         x.grad_fn = node
         x._output_nr = r._output_nr
-        x.requires_grad = r.requires_grad
+        x._requires_grad = r._requires_grad
 
 
 class CopySlices(ArrayFunction, name="CopySlices"):
@@ -169,7 +169,7 @@ def _copy_slices(view, r):
     cs = CopySlices.apply(balias, r, view._view_chain)
     base.grad_fn = cs.grad_fn
     base._output_nr = 0
-    base.requires_grad = cs.requires_grad
+    base._requires_grad = cs._requires_grad
     # the view now reads from the new base: re-derive its history from it
     refresh_view(view)
 
@@ -355,7 +355,7 @@ def copy_(self, src, non_blocking=False):
     except ValueError:
         raise RuntimeError(f"copy_: the size of src {list(src._data.shape)} must be broadcastable "
                            f"to self's size {list(self._data.shape)}") from None
-    if self._data.dtype.kind != "f" and src.requires_grad and _state.grad_enabled:
+    if self._data.dtype.kind != "f" and src._requires_grad and _state.grad_enabled:
         return _plain_write(self, src._data)
     return inplace(self, Copy, (src,), "copy_")
 
@@ -392,7 +392,7 @@ def setitem(self, index, value):
         if isinstance(value, (list, tuple, np.ndarray)):
             value = _make(np.asarray(value, dtype=self._data.dtype))
     recording = _state.grad_enabled and (
-        self.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+        self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
         check_writable(self, "__setitem__")
         v = value._data if isinstance(value, Tensor) else value

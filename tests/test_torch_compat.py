@@ -1,0 +1,107 @@
+"""Porting behaviour: exception types and messages for misuse, NumPy scalars, autograd.functional."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+MISUSE = {
+    "add_broadcast": lambda L: L.ones(2, 3) + L.ones(3, 2),
+    "mul_broadcast_grad": lambda L: L.ones(2, 3, requires_grad=True) * L.ones(3, 2),
+    "eq_broadcast": lambda L: L.ones(2, 3) == L.ones(3, 2),
+    "where_broadcast": lambda L: L.where(L.ones(2) > 0, L.ones(3), L.ones(2)),
+    "maximum_broadcast": lambda L: L.maximum(L.ones(2), L.ones(3)),
+    "inplace_broadcast": lambda L: L.ones(3).mul_(L.ones(2)),
+    "inplace_grows": lambda L: L.ones(3).add_(L.ones(2, 3)),
+    "setitem_mismatch": lambda L: L.ones(2, 3).__setitem__(0, L.ones(4)),
+    "mse_broadcast": lambda L: L.nn.functional.mse_loss(L.ones(3), L.ones(4)),
+    "matmul_dtypes": lambda L: L.ones(2, 3, dtype=L.float64) @ L.ones(3, 2),
+    "linear_dtypes": lambda L: L.nn.functional.linear(L.ones(2, 3, dtype=L.float64),
+                                                      L.ones(4, 3), L.ones(4)),
+    "bmm_batch": lambda L: L.bmm(L.ones(2, 3, 4), L.ones(3, 4, 5)),
+    "mm_rank": lambda L: L.mm(L.ones(3), L.ones(3, 4)),
+    "requires_grad_non_leaf": lambda L: setattr(L.ones(1, requires_grad=True) * 1,
+                                                "requires_grad", False),
+    "requires_grad_int": lambda L: setattr(L.tensor([1]), "requires_grad", True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISUSE))
+def test_misuse_raises_like_torch(case):
+    torch = _torch()
+    with pytest.raises(Exception) as ref:
+        with pytest.warns(UserWarning) if case == "mse_broadcast" else _nothing():
+            MISUSE[case](torch)
+    with pytest.raises(type(ref.value)) as ours:
+        with pytest.warns(UserWarning) if case == "mse_broadcast" else _nothing():
+            MISUSE[case](tg)
+    msg = str(ours.value)
+    assert "ndarray" not in msg and "numpy" not in msg.lower()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_broadcast_error_names_op_and_shapes():
+    with pytest.raises(RuntimeError) as e:
+        tg.ones(2, 3) * tg.ones(3, 2)
+    assert "mul" in str(e.value) and "[2, 3]" in str(e.value) and "[3, 2]" in str(e.value)
+    x = tg.ones(3)
+    with pytest.raises(RuntimeError, match=r"add_.*\[3\].*\[2, 3\]|\[3\].*\[2, 3\].*add_"):
+        x.add_(tg.ones(2, 3))
+    assert x._version == 0 and x.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_numpy_scalars_do_not_promote():
+    torch = _torch()
+    cases = [lambda L: L.tensor([1.0]) + np.float64(1.0),
+             lambda L: L.tensor([1], dtype=L.int32) + np.int64(3),
+             lambda L: L.tensor([1.0]) / np.sqrt(4.0),
+             lambda L: np.float64(2.0) * L.tensor([1.0]),
+             lambda L: L.tensor([1.0], dtype=L.float16) * np.float32(2)]
+    for c in cases:
+        assert c(tg).dtype.name == str(c(torch).dtype).replace("torch.", "")
+
+
+def test_autograd_functional_matches_torch():
+    torch = _torch()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal(3)
+    V = rng.standard_normal(3)
+
+    def f(L):
+        return lambda x: (x.tanh() * x.sin()).sum() + (x * x).sum() * 0.5
+
+    def g(L):
+        return lambda x: x.exp() * x.sum()
+
+    res = []
+    for L in (tg, torch):
+        F = L.autograd.functional
+        x, v = L.tensor(X), L.tensor(V)
+        res.append([
+            F.jacobian(g(L), x).numpy(),
+            F.hessian(f(L), x).numpy(),
+            F.vjp(g(L), x, v)[1].numpy(),
+            F.jvp(g(L), x, v)[1].numpy(),
+            F.hvp(f(L), x, v)[1].numpy(),
+            F.vhp(f(L), x, v)[1].numpy(),
+        ])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_missing_names_are_attribute_errors():
+    with pytest.raises(AttributeError):
+        tg.bfloat16
+    assert not hasattr(tg, "utils")
+    assert hasattr(tg.autograd, "functional")
