@@ -14,6 +14,7 @@ from ._dtype import (bool, double, dtype, float, float16, float32, float64,  # n
                      get_default_dtype, half, int, int8, int16, int32, int64, long, promote_types,
                      set_default_dtype, short, uint8)
 from ._size import Size
+from ._device import device
 from ._tensor import Tensor
 from ._tensor_str import get_printoptions, set_printoptions
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
@@ -21,6 +22,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from ._factories import *  # noqa: F401,F403
 from . import ops as _ops
 from . import autograd
+from . import cuda
 
 globals().update(_ops.PUBLIC)
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _dtype
 from ._tensor import Tensor, _make
+from .autograd.graph import user_stacklevel
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy",
@@ -427,7 +428,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.clone().detach() or "
                       "sourceTensor.clone().detach().requires_grad_(True), rather than "
-                      "tapegrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
+                      "tapegrad.tensor(sourceTensor).", UserWarning, stacklevel=user_stacklevel())
     return _finish(_to_array(data, dtype), requires_grad)
 
 
@@ -471,7 +472,7 @@ def from_numpy(ndarray):
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable; tapegrad does not support writing "
                       "to it in place. Copy the array (np.array(arr)) to protect its data or make "
-                      "it writable before converting it to a tensor.", UserWarning, stacklevel=2)
+                      "it writable before converting it to a tensor.", UserWarning, stacklevel=user_stacklevel())
     return _make(ndarray.view(np.ndarray))
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import AccumulateGrad
+from .autograd.graph import AccumulateGrad, user_stacklevel
 
 __all__ = ["Tensor"]
 
@@ -108,7 +108,9 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        """Always ``tapegrad.device(type='cpu')``."""
+        from ._device import CPU
+        return CPU
 
     @property
     def is_cuda(self):
@@ -129,8 +131,8 @@ class Tensor:
         vc = self._vc
         return vc.v if vc is not None else 0
 
-    @property
     def is_inference(self):
+        """True for a tensor created under ``inference_mode()`` (a method, as in torch)."""
         return self._extra is not None and self._extra.get("inference", False)
 
     # ---- conversion ----------------------------------------------------------------------
@@ -154,6 +156,10 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead (np.array/np.asarray of a tensor "
+                               "that requires grad, as torch).")
         if dtype is not None:
             return self._data.astype(dtype, copy=False)
         return self._data
@@ -174,10 +180,18 @@ class Tensor:
                                "ambiguous (use .any() or .all())")
         return bool(self._data.reshape(()))
 
+    def _scalar_warning(self):
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=user_stacklevel())
+
     def __float__(self):
+        self._scalar_warning()
         return float(self.item())
 
     def __int__(self):
+        self._scalar_warning()
         return int(self.item())
 
     def __index__(self):
@@ -260,7 +274,7 @@ class Tensor:
                 f"requires grad. If you indeed want the .grad field to be populated for a non-leaf "
                 f"Tensor, use .retain_grad() on the non-leaf Tensor. If you want a leaf, create it "
                 f"directly (e.g. tapegrad.randn(..., requires_grad=True), scaling inside no_grad()) "
-                f"or use .detach().requires_grad_().", UserWarning, stacklevel=2)
+                f"or use .detach().requires_grad_().", UserWarning, stacklevel=user_stacklevel())
         return g
 
     @grad.setter

@@ -7,7 +7,7 @@ import numpy as np
 
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
-from .graph import Node
+from .graph import Node, user_stacklevel
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
@@ -99,7 +99,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             "parameter and its gradient which can cause a memory leak. We recommend using "
             "autograd.grad when creating the graph to avoid this. If you have to use this "
             "function, make sure to reset the .grad fields of your parameters to None after use "
-            "to break the cycle and avoid the leak.", UserWarning, stacklevel=2)
+            "to break the cycle and avoid the leak.", UserWarning, stacklevel=user_stacklevel())
     ins = _as_tuple(inputs)
     if ins is not None:
         if len(ins) == 0:

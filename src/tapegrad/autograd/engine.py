@@ -321,8 +321,14 @@ def _accumulable(buf, g):
 
 
 def _commit(staged, create_graph, root_grads):
+    """Write the staged gradients into ``.grad``, then run post-accumulate hooks. If a hook
+    raises, every ``.grad`` is put back as it was (with such hooks present, accumulation is out of
+    place so the old tensors survive), keeping the promise that a failing backward changes no
+    gradient; what the hooks themselves did is theirs."""
     seen = {id(g._data) for g in root_grads}
-    post = []
+    post = [t for t, _ in staged if t._extra is not None and t.grad_fn is None
+            and t._extra.get("post_acc_hooks")]
+    before = [(t, t._grad) for t, _ in staged] if post else None
     for t, g in staged:
         if t._grad is None:
             if create_graph:
@@ -332,13 +338,15 @@ def _commit(staged, create_graph, root_grads):
                 arr = g._data if _owned(g, seen) else g._data.copy()
                 seen.add(id(arr))
                 t._grad = _make(arr)
-        elif create_graph:
+        elif create_graph or post:
             t._grad = t._grad + g
         else:
             t._grad._data += g._data
-        ex = t._extra
-        if ex is not None and t.grad_fn is None and ex.get("post_acc_hooks"):
-            post.append(t)
-    for t in post:
-        for hook in list(t._extra["post_acc_hooks"].values()):
-            hook(t)
+    try:
+        for t in post:
+            for hook in list(t._extra["post_acc_hooks"].values()):
+                hook(t)
+    except BaseException:
+        for t, old in reversed(before):
+            t._grad = old
+        raise

@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from .graph import user_stacklevel
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
            "get_analytical_jacobian"]
@@ -81,7 +82,7 @@ def _check_inputs(tupled_inputs):
         if inp._data.dtype != np.float64:
             warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating "
                           f"point ({inp.dtype}). This check will likely fail if all the inputs are "
-                          f"not of double precision floating point.", UserWarning, stacklevel=3)
+                          f"not of double precision floating point.", UserWarning, stacklevel=user_stacklevel())
         arr = inp._data
         if arr.size > 1 and (any(st == 0 and sz > 1 for st, sz in zip(arr.strides, arr.shape))
                              or not arr.flags.writeable):

@@ -41,6 +41,17 @@ def user_frame():
     return None
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the user's line, however deep inside the
+    package it is raised (counted from the caller of this function)."""
+    f = sys._getframe(1)
+    level = 1
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+        level += 1
+    return level
+
+
 def format_where(where) -> str:
     if where is None:
         return "<unknown>"

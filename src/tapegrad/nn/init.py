@@ -14,6 +14,7 @@ import numpy as np
 from .._factories import _np_generator
 from ..autograd.grad_mode import no_grad
 from ._inplace import write_
+from ..autograd.graph import user_stacklevel
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
@@ -21,7 +22,7 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros
 
 def _no_op_if_empty(tensor):
     if tensor._data.size == 0:
-        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=user_stacklevel())
         return True
     return False
 

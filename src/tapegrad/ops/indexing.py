@@ -47,6 +47,9 @@ def convert_index(index, shape):
             out.append(bool(item))
             basic = False
         elif isinstance(item, _BASIC):
+            if isinstance(item, slice) and item.step is not None and item.step <= 0:
+                raise ValueError("step must be greater than zero (negative steps are not "
+                                 "supported by torch tensors; use tensor.flip(dim))")
             out.append(item)
         else:
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "

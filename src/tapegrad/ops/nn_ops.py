@@ -13,6 +13,7 @@ from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, broadcast_error, to_float
 from .linalg import Addmm, check_same_dtype, matmul
+from ..autograd.graph import user_stacklevel
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -24,7 +25,7 @@ def _softmax_dim(input, dim, name):
         nd = input._data.ndim
         dim = 0 if nd in (0, 1, 3) else 1
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                      f"to include dim=X as an argument.", UserWarning, stacklevel=3)
+                      f"to include dim=X as an argument.", UserWarning, stacklevel=user_stacklevel())
     return _wrap_dim(dim, input._data.ndim, name)
 
 
@@ -221,7 +222,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
         warnings.warn(f"Using a target size ({target.shape!r}) that is different to the input size "
                       f"({input.shape!r}). This will likely lead to incorrect results due to "
                       f"broadcasting. Please ensure they have the same size.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=user_stacklevel())
         try:
             shape = np.broadcast_shapes(input._data.shape, target._data.shape)
         except ValueError:

@@ -721,6 +721,8 @@ def where(condition, input=None, other=None):
 def _to(self, *args, **kwargs):
     """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
     changes). Recorded as ToCopyBackward0."""
+    from .._device import device as _device_cls
+    from .._factories import _check_device
     dt = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
     for a in args:
@@ -728,12 +730,9 @@ def _to(self, *args, **kwargs):
             dt = a.dtype
         elif isinstance(a, (_dtype.dtype, np.dtype, type)):
             dt = a
-        elif isinstance(a, str) or a is None:
-            if a not in (None, "cpu"):
-                raise RuntimeError(f"to(): device '{a}' is not available: tapegrad runs on the CPU")
-    dev = kwargs.get("device")
-    if dev not in (None, "cpu"):
-        raise RuntimeError(f"to(): device '{dev}' is not available: tapegrad runs on the CPU")
+        elif isinstance(a, (str, _device_cls)) or a is None:
+            _check_device(a, "to")
+    _check_device(kwargs.get("device"), "to")
     if dt is None:
         return self.clone() if copy else self
     dt = _dtype.to_dtype(dt)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import user_stacklevel
 
 __all__ = ["Optimizer", "required"]
 
@@ -215,7 +216,7 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
                           "future, this will cause an error; see "
                           "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
 
         param_set = set()
         for group in self.param_groups:

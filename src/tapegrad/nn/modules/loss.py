@@ -5,6 +5,7 @@ import warnings
 
 from .. import functional as F
 from .module import Module
+from ...autograd.graph import user_stacklevel
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss"]
 
@@ -24,7 +25,7 @@ def _legacy_reduction(size_average, reduce, emit_warning=True):
     else:
         ret = "none"
     if emit_warning:
-        warnings.warn(warning.format(ret), stacklevel=3)
+        warnings.warn(warning.format(ret), stacklevel=user_stacklevel())
     return ret
 
 
