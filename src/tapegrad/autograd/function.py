@@ -339,6 +339,7 @@ def _record_outputs(node, outputs, sp):
             meta.append(None)
             continue
         if any(o is d for d in dirty):
+            # torch bumps a dirtied input once more when the Function returns it
             vc = o._vc
             if vc is None:
                 vc = o._vc = VersionCounter()
