@@ -169,16 +169,22 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """Cross-entropy of raw logits ``input`` (N, C) or (C,) against class indices ``target``;
     computed as nll_loss(log_softmax(input, 1), target), stable for logits in the thousands.
-    A floating ``target`` of the input's shape is read as class probabilities."""
-    if label_smoothing:
-        raise NotImplementedError("cross_entropy: label_smoothing is not supported yet")
+    A floating ``target`` of the input's shape is read as class probabilities.
+    ``label_smoothing`` s mixes (1 - s) of that loss with s / C of the loss against a uniform
+    target (weighted and ignore_index-aware for indices, as torch); RuntimeError outside [0, 1]."""
+    ls = float(label_smoothing)
+    if not 0.0 <= ls <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")
     d = 1 if input._data.ndim == 2 else 0
+    n_classes = input._data.shape[d]
     logp = log_softmax(input, d)
     if isinstance(target, Tensor) and target._data.dtype.kind == "f":
         if target._data.shape != input._data.shape:
             raise RuntimeError(f"cross_entropy: class-probability target shape "
                                f"{list(target._data.shape)} must equal input shape "
                                f"{list(input._data.shape)}")
+        if ls:
+            target = target * (1 - ls) + ls / n_classes
         per = -(logp * target)
         if weight is not None:
             per = per * weight
@@ -186,7 +192,25 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "none":
             return per
         return per.sum() if reduction == "sum" else per.mean() if per._data.ndim else per
-    return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not ls:
+        return nll
+    if weight is not None:
+        shape = [1] * logp._data.ndim
+        shape[d] = n_classes
+        smooth = -(logp * weight.reshape(shape)).sum(d)
+    else:
+        smooth = -logp.sum(d)
+    ignored = np.asarray(target._data == ignore_index)
+    if ignored.any():
+        smooth = smooth.masked_fill(_make(ignored), 0.0)
+    if reduction == "mean":
+        kept = np.asarray(target._data)[~ignored].reshape(-1)
+        denom = weight._data[kept].sum() if weight is not None else kept.size
+        smooth = smooth.sum() / float(denom)
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return nll * (1 - ls) + smooth * (ls / n_classes)
 
 
 class MseLoss(ArrayFunction, name="MseLossBackward0"):

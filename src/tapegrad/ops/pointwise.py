@@ -904,3 +904,397 @@ def _invert(self):
 
 
 Tensor.__invert__ = _invert
+
+
+# ---- more unary math ----------------------------------------------------------------------------
+class Log1p(ArrayFunction, name="Log1PBackward0"):
+    """log(1 + x), accurate near 0. derivatives.yaml log1p_backward: grad / (self + 1)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log1p(to_float(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x + 1)
+
+
+class Expm1(ArrayFunction, name="Expm1Backward0"):
+    """e ** x - 1, accurate near 0. derivatives.yaml: grad * (result + 1)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.expm1(to_float(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * (y + 1)
+
+
+class Rsqrt(ArrayFunction, name="RsqrtBackward0"):
+    """1 / sqrt(x). derivatives.yaml: -0.5 * grad * result.pow(3)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.reciprocal(np.sqrt(to_float(x)))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * (y * y * y) * -0.5
+
+
+# erf: NumPy has none. A vectorised port of the classic fdlibm/FreeBSD s_erf.c rational
+# approximations (accurate to about 1 ulp in float64), evaluated in float64.
+_ERX = 8.45062911510467529297e-01
+_EFX8 = 1.02703333676410069053e+00
+_PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
+       -5.77027029648944159157e-03, -2.37630166566501626084e-05)
+_QQ = (1.0, 3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+       1.32494738004321644526e-04, -3.96022827877536812320e-06)
+_PA = (-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
+       3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+       -2.16637559486879084300e-03)
+_QA = (1.0, 1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
+       1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02)
+_RA = (-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
+       -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
+       -8.12874355063065934246e+01, -9.81432934416914548592e+00)
+_SA = (1.0, 1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02,
+       6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02,
+       6.57024977031928170135e+00, -6.04244152148580987438e-02)
+_RB = (-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
+       -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
+       -4.83519191608651397019e+02)
+_SB = (1.0, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03,
+       3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02,
+       -2.24409524465858183362e+01)
+
+
+def _horner(z, coefs):
+    r = np.full_like(z, coefs[-1])
+    for c in coefs[-2::-1]:
+        r *= z
+        r += c
+    return r
+
+
+def erf_array(x):
+    """erf of a float array, computed in float64 and returned in x's dtype."""
+    x = np.asarray(x)
+    xd = x.astype(np.float64)
+    a = np.abs(xd)
+    out = np.empty_like(xd)
+    with np.errstate(all="ignore"):
+        small = a < 0.84375
+        if small.any():
+            xs = xd[small]
+            z = xs * xs
+            y = xs + xs * (_horner(z, _PP) / _horner(z, _QQ))
+            tiny = np.abs(xs) < 2.0 ** -28
+            y[tiny] = (8 * xs[tiny] + _EFX8 * xs[tiny]) / 8
+            out[small] = y
+        mid = (a >= 0.84375) & (a < 1.25)
+        if mid.any():
+            s = a[mid] - 1
+            out[mid] = _ERX + _horner(s, _PA) / _horner(s, _QA)
+        big = (a >= 1.25) & (a < 6)
+        if big.any():
+            ab = a[big]
+            s = 1 / (ab * ab)
+            near = ab < 1 / 0.35
+            r = np.where(near, _horner(s, _RA), _horner(s, _RB))
+            q = np.where(near, _horner(s, _SA), _horner(s, _SB))
+            # z: |x| with the low 32 bits of its float64 representation cleared (exact z * z)
+            z = (ab.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+            erfc = np.exp(-z * z - 0.5625) * np.exp((z - ab) * (z + ab) + r / q) / ab
+            out[big] = 1 - erfc
+        huge = a >= 6
+        out[huge] = 1.0
+        out[~small] = np.copysign(out[~small], xd[~small])
+        nan = np.isnan(xd)
+        out[nan] = np.nan
+    return out.astype(x.dtype, copy=False) if x.dtype.kind == "f" else out
+
+
+class Erf(ArrayFunction, name="ErfBackward0"):
+    """The error function. derivatives.yaml: 2 / sqrt(pi) * exp(-self ** 2) * grad."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return erf_array(to_float(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * exp(x * x * -1.0) * 1.1283791670955126
+
+
+log1p = _unary("log1p", Log1p, "log(1 + input), accurate for small input (floating result).")
+expm1 = _unary("expm1", Expm1, "exp(input) - 1, accurate for small input (floating result).")
+rsqrt = _unary("rsqrt", Rsqrt, "1 / sqrt(input) (nan for negatives, inf at 0).")
+erf = _unary("erf", Erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt.")
+
+
+_SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+                 "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+
+
+# ---- rounding (zero gradient) -------------------------------------------------------------------
+class _Rounding(ArrayFunction):
+    """Base of the rounding ops: derivatives.yaml gives zeros_like(grad) for each."""
+    _np = None
+
+    @classmethod
+    def forward(cls, ctx, x):
+        if x.dtype.kind in "iu":
+            return x.copy()   # integers are already whole: a copy, as torch
+        return cls._np(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _make(np.zeros_like(g._data))
+
+
+class Floor(_Rounding, name="FloorBackward0"):
+    """Largest whole number <= x. Gradient zero."""
+    _np = staticmethod(np.floor)
+
+
+class Ceil(_Rounding, name="CeilBackward0"):
+    """Smallest whole number >= x. Gradient zero."""
+    _np = staticmethod(np.ceil)
+
+
+class Trunc(_Rounding, name="TruncBackward0"):
+    """x rounded towards zero. Gradient zero."""
+    _np = staticmethod(np.trunc)
+
+
+class Round(_Rounding, name="RoundBackward0"):
+    """x rounded to the nearest whole number, halves to even (as torch's nearbyint). Gradient
+    zero."""
+    _np = staticmethod(np.rint)
+
+
+class RoundDecimals(ArrayFunction, name="RoundBackward1"):
+    """x rounded to ``decimals`` places: nearbyint(x * 10**d) / 10**d (x / 10**-d for d < 0),
+    as torch computes it. Gradient zero."""
+
+    @staticmethod
+    def forward(ctx, x, decimals):
+        if x.dtype.kind != "f":
+            raise NotImplementedError(f"\"round_cpu\" not implemented for "
+                                      f"'{_SCALAR_NAMES.get(x.dtype.name, x.dtype.name)}'")
+        ten = x.dtype.type(10.0 ** abs(decimals))
+        if decimals < 0:
+            return np.rint(x / ten) * ten
+        return np.rint(x * ten) / ten
+
+    @staticmethod
+    def backward(ctx, g):
+        return _make(np.zeros_like(g._data)), None
+
+
+floor = _unary("floor", Floor, "Elementwise floor; zero gradient (FloorBackward0).")
+ceil = _unary("ceil", Ceil, "Elementwise ceiling; zero gradient (CeilBackward0).")
+trunc = _unary("trunc", Trunc, "Round towards zero; zero gradient (TruncBackward0).")
+op("fix")(trunc)
+
+
+@op("round")
+def round(input, *, decimals=0):  # noqa: A001 - torch's name
+    """Round to the nearest whole number (halves to even), or to ``decimals`` places."""
+    if decimals:
+        return RoundDecimals.apply(input, int(decimals))
+    return Round.apply(input)
+
+
+# ---- floor division, remainder, fmod -------------------------------------------------------------
+def _check_int_zero(a, b):
+    """Integer division by zero raises in torch (RuntimeError 'ZeroDivisionError')."""
+    arr = b if type(b) is _nd else None
+    if np.result_type(a, b).kind in "iub":
+        if (arr is not None and (arr == 0).any()) or (arr is None and b == 0):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _not_implemented(name):
+    def backward(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return staticmethod(backward)
+
+
+class FloorDivide(ArrayFunction, name="NotImplemented"):
+    """floor(a / b) (torch.floor_divide, ``//``). torch has no derivative for it: the result is
+    recorded on a ``NotImplemented`` node whose backward raises, as in torch."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = promote(a, b)
+        _check_int_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(a, b)
+        return np.asarray(q).astype(np.result_type(a, b), copy=False)
+
+    backward = _not_implemented("floor_divide")
+
+
+class Remainder(ArrayFunction, name="RemainderBackward0"):
+    """a - b * floor(a / b) for a number b (Python's ``%``: the sign follows b).
+    derivatives.yaml remainder.Scalar: self: grad."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = promote(a, b)
+        _check_int_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.remainder(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class RemainderTensor(ArrayFunction, name="RemainderBackward1"):
+    """remainder for two tensors. derivatives.yaml remainder.Tensor: self: grad;
+    other: -grad * self.div(other, rounding_mode='floor')."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(1) else None)
+        a, b = promote(a, b)
+        _check_int_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.remainder(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = None
+        if ctx.needs(1):
+            a, b = ctx.saved_tensors
+            gb = -g * DivMode.apply(a, b, "floor")
+        return (g if ctx.needs(0) else None), gb
+
+
+class RemainderScalarTensor(ArrayFunction, name="NotImplemented"):
+    """number % tensor. torch has no derivative for this overload (a NotImplemented node)."""
+
+    @staticmethod
+    def forward(ctx, b, a):
+        a, b = promote(a, b)
+        _check_int_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.remainder(a, b))
+
+    backward = _not_implemented("remainder")
+
+
+class Fmod(ArrayFunction, name="FmodBackward0"):
+    """C's fmod: a - b * trunc(a / b) (the sign follows a), for a number b.
+    derivatives.yaml fmod.Scalar: self: grad."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = promote(a, b)
+        _check_int_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.fmod(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class FmodTensor(ArrayFunction, name="FmodBackward1"):
+    """fmod for two tensors. derivatives.yaml fmod.Tensor: self: grad;
+    other: -grad * self.div(other, rounding_mode='trunc')."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(1) else None)
+        a, b = promote(a, b)
+        _check_int_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.fmod(a, b))
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = None
+        if ctx.needs(1):
+            a, b = ctx.saved_tensors
+            gb = -g * DivMode.apply(a, b, "trunc")
+        return (g if ctx.needs(0) else None), gb
+
+
+@op("floor_divide")
+def floor_divide(input, other):
+    """floor(input / other), elementwise with broadcasting (``//``); the dtype follows torch's
+    promotion (ints stay ints). Not differentiable (NotImplemented node, as torch). RuntimeError
+    for an integer division by zero."""
+    other = check_operand(other, "floor_divide")
+    return FloorDivide.apply(input, other)
+
+
+@op("remainder")
+def remainder(input, other):
+    """Python's modulus (``%``): input - other * floor(input / other), the sign of ``other``.
+    RuntimeError for an integer division by zero."""
+    other = check_operand(other, "remainder")
+    if not isinstance(input, Tensor):
+        return RemainderScalarTensor.apply(other, input)
+    if isinstance(other, Tensor):
+        return RemainderTensor.apply(input, other)
+    return Remainder.apply(input, other)
+
+
+@op("fmod")
+def fmod(input, other):
+    """C's fmod: input - other * trunc(input / other), the sign of ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fmod(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    other = check_operand(other, "fmod")
+    if isinstance(other, Tensor):
+        return FmodTensor.apply(input, other)
+    return Fmod.apply(input, other)
+
+
+Tensor.__floordiv__ = _dunder(floor_divide)
+Tensor.__rfloordiv__ = _dunder(floor_divide, reflected=True)
+Tensor.__mod__ = _dunder(remainder)
+Tensor.__rmod__ = _dunder(remainder, reflected=True)
+
+
+@op("isclose")
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other| elementwise (a bool tensor, no gradient).
+    TypeError unless both are tensors; RuntimeError when their dtypes differ (as torch)."""
+    for name, t in (("input", input), ("other", other)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"isclose(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    a, b = input._data, other._data
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{_dtype.from_numpy_dtype(a.dtype)} did not match "
+                           f"{_dtype.from_numpy_dtype(b.dtype)}: isclose needs tensors of one "
+                           f"dtype")
+    if a.dtype == np.bool_:
+        return _make(np.asarray(np.equal(a, b)))
+    return _make(np.asarray(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+@op("is_floating_point", method=False)
+def is_floating_point(input):
+    """True if ``input`` has a floating dtype (a Python bool)."""
+    return input._data.dtype.kind == "f"

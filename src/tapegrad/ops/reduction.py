@@ -76,10 +76,21 @@ def _sum_dtype(x, dtype):
     return None
 
 
+def _axis_alias(dim, axis, name):
+    """torch accepts NumPy's ``axis=`` keyword for ``dim``."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{name}() got both 'dim' and its alias 'axis'")
+        return axis
+    return dim
+
+
 @op("sum")
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
-    """Sum of all elements (0-d result), or over ``dim`` (int or tuple, negative allowed).
-    Integer/bool inputs sum to int64. IndexError for a dim out of range."""
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
+    """Sum of all elements (0-d result), or over ``dim`` (int or tuple, negative allowed; NumPy's
+    ``axis=`` is accepted too). Integer/bool inputs sum to int64. IndexError for a dim out of
+    range."""
+    dim = _axis_alias(dim, axis, "sum")
     npd = _sum_dtype(input, dtype)
     if dim is None:
         return SumAll.apply(input, npd)
@@ -122,9 +133,10 @@ class MeanDim(ArrayFunction, name="MeanBackward1"):
 
 
 @op("mean")
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Arithmetic mean of all elements or over ``dim``. RuntimeError for integer inputs
-    (as torch: pass dtype=tapegrad.float32 or call .float() first)."""
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Arithmetic mean of all elements or over ``dim`` (or ``axis=``). RuntimeError for integer
+    inputs (as torch: pass dtype=tapegrad.float32 or call .float() first)."""
+    dim = _axis_alias(dim, axis, "mean")
     if dtype is not None:
         input = input.to(dtype)
     if input._data.dtype.kind != "f":
@@ -246,16 +258,16 @@ def _extremum(input, dim, keepdim, is_max, other):
 
 
 @op("max")
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, other=None, axis=None):  # noqa: A001
     """``max()``: largest element (0-d; ties share the gradient evenly). ``max(dim)``: named tuple
     (values, indices) along dim (gradient to the index). ``max(other_tensor)``: maximum()."""
-    return _extremum(input, dim, keepdim, True, other)
+    return _extremum(input, _axis_alias(dim, axis, "max"), keepdim, True, other)
 
 
 @op("min")
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, other=None, axis=None):  # noqa: A001
     """Smallest element(s); see :func:`max`."""
-    return _extremum(input, dim, keepdim, False, other)
+    return _extremum(input, _axis_alias(dim, axis, "min"), keepdim, False, other)
 
 
 class Amax(ArrayFunction, name="AmaxBackward0"):
@@ -368,3 +380,408 @@ def all(input, dim=None, keepdim=False):  # noqa: A001
 def any(input, dim=None, keepdim=False):  # noqa: A001
     axes = None if dim is None else dims(dim, input._data.ndim, "any")
     return _make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
+
+
+# ---- prod ---------------------------------------------------------------------------------------
+def _prod_dtype(x, dtype):
+    if dtype is not None:
+        return _dtype.to_dtype(dtype).np
+    if x._data.dtype.kind in "biu":
+        return np.int64  # torch multiplies integers and bools in int64
+    return None
+
+
+def _prod_others(x, axis):
+    """For each element, the product of the others along ``axis`` (exclusive products from both
+    ends, as torch's prod_safe_zeros_backward), so zeros in x are handled exactly."""
+    n = x.shape[axis]
+    ones = np.ones_like(np.take(x, [0], axis=axis))
+    left = np.cumprod(np.concatenate([ones, np.take(x, range(n - 1), axis=axis)], axis), axis)
+    xr = np.flip(x, axis)
+    right = np.cumprod(np.concatenate([ones, np.take(xr, range(n - 1), axis=axis)], axis), axis)
+    return left * np.flip(right, axis)
+
+
+def _prod_others_tensor(x, axis):
+    """The same as a differentiable composite (used when the backward itself is recorded):
+    each row repeated n times with the diagonal set to 1, then multiplied out."""
+    from .pointwise import where
+    n = x._data.shape[axis]
+    xt = x.transpose(axis, -1) if axis != x._data.ndim - 1 else x
+    shp = xt._data.shape
+    m = xt.unsqueeze(-2).expand(*shp[:-1], n, n)
+    eye = np.eye(n, dtype=bool)
+    others = ProdDim.apply(where(_make(eye), 1.0, m), m._data.ndim - 1, False, None)
+    return others.transpose(axis, -1) if axis != x._data.ndim - 1 else others
+
+
+def _prod_backward(g, x, y, axis, keepdim):
+    """derivatives.yaml prod_backward: grad * result / input when the input has no zero, else
+    grad times the product of the other elements (so a single zero gets the right gradient)."""
+    from ..autograd.grad_mode import is_grad_enabled
+    xd = x._data
+    if xd.ndim == 0:
+        return g
+    if axis is None:
+        g = g.reshape((1,) * xd.ndim)
+        y = y.reshape((1,) * xd.ndim)
+    elif not keepdim:
+        g = g.unsqueeze(axis)
+        y = y.unsqueeze(axis)
+    if not (xd == 0).any():
+        return g * (y / x)
+    if axis is None:
+        flat = x.reshape(-1)
+        if is_grad_enabled():
+            others = _prod_others_tensor(flat, 0)
+        else:
+            others = _make(_prod_others(flat._data, 0))
+        return g * others.reshape(xd.shape)
+    others = _prod_others_tensor(x, axis) if is_grad_enabled() else _make(_prod_others(xd, axis))
+    return g * others
+
+
+class ProdAll(ArrayFunction, name="ProdBackward0"):
+    """Product of all elements. derivatives.yaml prod_backward (zeros handled exactly)."""
+
+    @staticmethod
+    def forward(ctx, x, np_dtype):
+        y = np.asarray(x.prod(dtype=np_dtype))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return _prod_backward(g, x, y, None, False), None
+
+
+class ProdDim(ArrayFunction, name="ProdBackward1"):
+    """Product along one dim. derivatives.yaml prod_backward (zeros handled exactly)."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdim, np_dtype):
+        if x.ndim == 0:
+            y = np.asarray(x, dtype=np_dtype).copy()
+        else:
+            y = np.asarray(x.prod(axis=axis, keepdims=keepdim, dtype=np_dtype))
+        ctx.axis, ctx.keepdim = axis, keepdim
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return _prod_backward(g, x, y, ctx.axis, ctx.keepdim), None, None, None
+
+
+@op("prod")
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements (0-d result) or along one ``dim``. Integer/bool inputs multiply
+    in int64. The gradient handles zeros exactly (derivatives.yaml prod_backward)."""
+    if dtype is not None and input._data.dtype.kind == "f" and \
+            _dtype.to_dtype(dtype).np != input._data.dtype:
+        input = input.to(dtype)
+        dtype = None
+    npd = _prod_dtype(input, dtype)
+    if dim is None:
+        return ProdAll.apply(input, npd)
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    nd = input._data.ndim
+    axis = dims(dim, nd, "prod")
+    return ProdDim.apply(input, axis[0] if axis else 0, bool(keepdim), npd)
+
+
+# ---- cumsum -------------------------------------------------------------------------------------
+class Cumsum(ArrayFunction, name="CumsumBackward0"):
+    """Running sum along ``axis``. derivatives.yaml cumsum_backward: the running sum of grad
+    taken from the other end (flip, cumsum, flip)."""
+    _reverse = False
+
+    @classmethod
+    def forward(cls, ctx, x, axis, np_dtype):
+        ctx.axis = axis
+        if x.ndim == 0:
+            return np.array(x, dtype=np_dtype or x.dtype, copy=True)
+        if cls._reverse:
+            return np.ascontiguousarray(np.flip(np.cumsum(np.flip(x, axis), axis, dtype=np_dtype),
+                                                axis))
+        return np.cumsum(x, axis, dtype=np_dtype)
+
+    @classmethod
+    def backward(cls, ctx, g):
+        back = ReverseCumsum if not cls._reverse else Cumsum
+        return back.apply(g, ctx.axis, None), None, None
+
+
+class ReverseCumsum(Cumsum, name="CumsumBackward0"):
+    """Running sum from the far end (cumsum's gradient); its own gradient is a plain cumsum."""
+    _reverse = True
+
+
+@op("cumsum")
+def cumsum(input, dim, *, dtype=None):
+    """Running sum along ``dim``; integer/bool inputs accumulate in int64 (or ``dtype``)."""
+    npd = _sum_dtype(input, dtype)
+    if dtype is not None and input._data.dtype.kind == "f" and npd != input._data.dtype:
+        input = input.to(dtype)
+        npd = None
+    ax = dims(dim, input._data.ndim, "cumsum")
+    return Cumsum.apply(input, ax[0] if ax else 0, npd)
+
+
+# ---- var / std ----------------------------------------------------------------------------------
+def _correction(unbiased, correction, name):
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"{name}: cannot specify both 'unbiased' and 'correction'")
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def _var_args(input, dim, unbiased, keepdim, correction, name):
+    if isinstance(dim, bool):  # the legacy std(input, unbiased) overload
+        dim, unbiased = None, dim
+    if input._data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    corr = _correction(unbiased, correction, name)
+    axes = dims(dim, input._data.ndim, name)
+    return axes, corr, bool(keepdim)
+
+
+def _var_numpy(x, axes, corr, keepdim):
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    ax = axes if axes else None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = x.mean(axis=ax, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
+        d = x - m
+        ss = np.sum(d * d, axis=ax, keepdims=keepdim)
+        v = np.asarray(ss / np.float64(builtins.max(n - corr, 0))).astype(x.dtype, copy=False)
+    return v, n
+
+
+def _var_backward(g, x, axes, corr, keepdim, n):
+    """derivatives.yaml var_backward: (2 / (N - correction)) * grad * (self - self.mean(dim))."""
+    xd = x._data
+    if not keepdim and axes and xd.ndim:
+        g = g.reshape(_keep_shape(xd.shape, axes))
+    with np.errstate(divide="ignore"):
+        scale = float(np.float64(2.0) / np.float64(builtins.max(n - corr, 0)))
+    centered = x - (x.mean(axes, keepdim=True) if axes else x.mean())
+    return g * centered * scale
+
+
+class Var(ArrayFunction, name="VarBackward0"):
+    """Variance over ``axes`` with ``correction`` (1: unbiased). derivatives.yaml var_backward."""
+
+    @staticmethod
+    def forward(ctx, x, axes, corr, keepdim):
+        y, n = _var_numpy(x, axes, corr, keepdim)
+        ctx.conf = (axes, corr, keepdim, n)
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return _var_backward(g, x, *ctx.conf), None, None, None
+
+
+class Std(ArrayFunction, name="StdBackward0"):
+    """Standard deviation: sqrt(var). derivatives.yaml std_backward: var_backward of
+    grad / (2 result), zero where the result is 0."""
+
+    @staticmethod
+    def forward(ctx, x, axes, corr, keepdim):
+        v, n = _var_numpy(x, axes, corr, keepdim)
+        with np.errstate(invalid="ignore"):
+            y = np.sqrt(v)
+        ctx.conf = (axes, corr, keepdim, n)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        from .pointwise import where
+        x, y = ctx.saved_tensors
+        gv = where(_make(y._data == 0), 0.0, g / (y * 2))
+        return _var_backward(gv, x, *ctx.conf), None, None, None
+
+
+@op("var")
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over all elements or ``dim`` (int or tuple), dividing by N - correction
+    (correction 1 by default; ``unbiased=False`` means 0). RuntimeError for integer inputs."""
+    return Var.apply(input, *_var_args(input, dim, unbiased, keepdim, correction, "var"))
+
+
+@op("std")
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over all elements or ``dim``; see :func:`var`."""
+    return Std.apply(input, *_var_args(input, dim, unbiased, keepdim, correction, "std"))
+
+
+# ---- vector norm --------------------------------------------------------------------------------
+class VectorNorm(ArrayFunction, name="LinalgVectorNormBackward0"):
+    """(sum |x| ** p) ** (1 / p) over ``axes`` (p = inf: max |x|, -inf: min |x|, 0: count of
+    nonzeros). derivatives.yaml linalg_vector_norm_backward (torch's norm_backward)."""
+
+    @staticmethod
+    def forward(ctx, x, p, axes, keepdim):
+        ax = axes if axes else None
+        a = np.abs(x)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if p == 2:
+                y = np.sqrt(np.sum(x * x, axis=ax, keepdims=keepdim))
+            elif p == 1:
+                y = np.sum(a, axis=ax, keepdims=keepdim)
+            elif p == np.inf:
+                y = np.max(a, axis=ax, keepdims=keepdim)
+            elif p == -np.inf:
+                y = np.min(a, axis=ax, keepdims=keepdim)
+            elif p == 0:
+                y = np.sum(a != 0, axis=ax, keepdims=keepdim)
+            else:
+                y = np.sum(a ** p, axis=ax, keepdims=keepdim) ** (1.0 / p)
+        y = np.asarray(y).astype(x.dtype, copy=False)
+        ctx.conf = (p, axes, keepdim)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        from .pointwise import abs as _abs, sign, where
+        x, y = ctx.saved_tensors
+        p, axes, keepdim = ctx.conf
+        xd = x._data
+        if not keepdim and xd.ndim:
+            shp = _keep_shape(xd.shape, axes)
+            g, y = g.reshape(shp), y.reshape(shp)
+        zero_norm = _make(y._data == 0)
+        if p == 0:   # torch returns an undefined gradient: the input's .grad stays None
+            return None, None, None, None
+        if p == 1:
+            return sign(x) * g, None, None, None
+        if p == 2:
+            return g * where(zero_norm, 0.0, x / y), None, None, None
+        if p in (np.inf, -np.inf):
+            ad = np.abs(xd)
+            mask = (ad == y._data) | np.isnan(ad)
+            count = mask.sum(axis=axes if axes else None, keepdims=True)
+            return sign(x) * ((g / _make(count.astype(g._data.dtype))) *
+                              _make(mask.astype(g._data.dtype))), None, None, None
+        if p < 1:
+            scaled = sign(x) * where(_make(xd == 0), 0.0, _abs(x) ** (p - 1))
+            return scaled * g * y ** (1 - p), None, None, None
+        scaled = sign(x) * _abs(x) ** (p - 1) if p < 2 else x * _abs(x) ** (p - 2)
+        scale = where(zero_norm, 0.0, g / y ** (p - 1))
+        return scaled * scale, None, None, None
+
+
+@op("norm")
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector p-norm over all elements or ``dim`` (int or tuple): p = 2 / 'fro' (default), any
+    number, inf or -inf (as torch.norm, recorded as LinalgVectorNormBackward0). RuntimeError for
+    integer inputs; NotImplementedError for matrix norms ('nuc')."""
+    if out is not None:
+        raise NotImplementedError("norm(out=...) is not supported by tapegrad")
+    if p is None or p == "fro":
+        if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) > 2:
+            raise RuntimeError("norm: 'fro' norm is only defined over one or two dims")
+        p = 2
+    elif isinstance(p, str):
+        raise NotImplementedError(f"norm(p='{p}'): matrix norms are not supported by tapegrad")
+    if dtype is not None:
+        input = input.to(dtype)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_LEGACY_NAMES.get(input._data.dtype.name, input.dtype)}")
+    axes = dims(dim, input._data.ndim, "norm")
+    return VectorNorm.apply(input, float(p), axes, bool(keepdim))
+
+
+_LEGACY_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+                 "uint8": "Byte", "bool": "Bool"}
+
+
+# ---- sort / topk / argsort ----------------------------------------------------------------------
+def _argsort_array(x, axis, descending):
+    """Stable argsort along ``axis`` (ties keep their order, also descending; NaN counts as the
+    largest value, as in torch)."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    idx = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return np.ascontiguousarray(np.flip(n - 1 - idx, axis))
+
+
+class Sort(ArrayFunction, name="SortBackward0"):
+    """Values sorted along ``axis`` and their int64 indices (non-differentiable).
+    derivatives.yaml value_selecting_reduction_backward: grad back to the indices."""
+
+    @staticmethod
+    def forward(ctx, x, axis, descending, k=None):
+        zero_d = x.ndim == 0
+        xx = x.reshape(1) if zero_d else x
+        idx = _argsort_array(xx, axis, descending)
+        if k is not None:
+            idx = np.ascontiguousarray(np.take(idx, range(k), axis=axis))
+        idx = idx.astype(np.int64, copy=False)
+        vals = np.take_along_axis(xx, idx, axis=axis)
+        if zero_d:
+            vals, idx = vals.reshape(()), idx.reshape(())
+        ctx.meta = (xx.shape, axis, idx.reshape(vals.shape if not zero_d else (1,)), zero_d)
+        ctx.mark_non_differentiable(idx)
+        return vals, idx
+
+    @staticmethod
+    def backward(ctx, g, _gidx=None):
+        shape, axis, idx, zero_d = ctx.meta
+        if zero_d:
+            return g, None, None, None
+        return IndexSelectScatter.apply(g, shape, axis, idx, True), None, None, None
+
+
+class SortStable(Sort, name="SortBackward1"):
+    pass
+
+
+class Topk(Sort, name="TopkBackward0"):
+    pass
+
+
+@op("sort")
+def sort(input, dim=-1, descending=False, stable=None):
+    """Sort along ``dim``: named tuple (values, indices). Ties keep their order (a stable sort),
+    NaN sorts as the largest value. Recorded as SortBackward0 (SortBackward1 when ``stable`` is
+    given, as torch's overloads)."""
+    ax = dims(dim, input._data.ndim, "sort")
+    F = Sort if stable is None else SortStable
+    vals, idx = F.apply(input, ax[0] if ax else 0, bool(descending))
+    return _return_type("sort")(vals, idx)
+
+
+@op("topk")
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's name
+    """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, as a named tuple
+    (values, indices), in sorted order. RuntimeError when k exceeds the dim's size."""
+    ax = dims(dim, input._data.ndim, "topk")
+    axis = ax[0] if ax else 0
+    n = input._data.shape[axis] if input._data.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    vals, idx = Topk.apply(input, axis, bool(largest), int(k))
+    return _return_type("topk")(vals, idx)
+
+
+@op("argsort")
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The int64 indices that sort ``input`` along ``dim`` (no gradient)."""
+    x = input._data
+    ax = dims(dim, x.ndim, "argsort")
+    if x.ndim == 0:
+        return _make(np.zeros((), np.int64))
+    return _make(_argsort_array(x, ax[0], bool(descending)).astype(np.int64, copy=False))

@@ -511,3 +511,84 @@ def chunk(input, chunks, dim=0):
     n = input._data.shape[d]
     size = -(-n // chunks) if n else 0
     return split(input, size, d) if size else (input,)
+
+
+# ---- repeat, view_as, reshape_as, narrow ---------------------------------------------------------
+class Repeat(ArrayFunction, name="RepeatBackward0"):
+    """Tile the tensor ``reps`` times along each dim (leading reps add new dims).
+    derivatives.yaml repeat_backward: grad viewed as (rep, size) pairs, summed over the reps."""
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        ctx.in_shape, ctx.reps = x.shape, reps
+        return np.tile(x, reps) if x.size or not x.ndim else np.zeros(
+            tuple(r * s for r, s in zip(reps, (1,) * (len(reps) - x.ndim) + x.shape)), x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        shp, reps = ctx.in_shape, ctx.reps
+        padded = (1,) * (len(reps) - len(shp)) + tuple(shp)
+        inter = []
+        for r, s in zip(reps, padded):
+            inter += [r, s]
+        summed = g.reshape(inter).sum(tuple(range(0, 2 * len(reps), 2))) if reps else g
+        return summed.reshape(shp), None
+
+
+def repeat(input, *sizes):
+    """Tile ``input``: ``x.repeat(2, 3)`` repeats it twice along dim 0 and 3 times along dim 1
+    (more sizes than dims add leading dims). RuntimeError for fewer sizes than dims."""
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    reps = _shape_arg(sizes, "repeat")
+    if len(reps) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(reps)}: "
+                           f"{list(reps)}")
+    return Repeat.apply(input, reps)
+
+
+op("repeat", namespace=False)(repeat)
+
+
+def view_as(self, other):
+    """``self.view(other.shape)``."""
+    return view(self, other._data.shape)
+
+
+def reshape_as(self, other):
+    """``self.reshape(other.shape)``."""
+    return reshape(self, other._data.shape)
+
+
+op("view_as", namespace=False)(view_as)
+op("reshape_as", namespace=False)(reshape_as)
+
+
+@op("narrow")
+def narrow(input, dim, start, length):
+    """``length`` elements of ``dim`` from ``start`` (negative counts from the end): a view
+    (SliceBackward0). IndexError for a start out of range, RuntimeError when it runs past the
+    end."""
+    from .indexing import BasicIndex
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, nd, "narrow")
+    if isinstance(start, Tensor):
+        start = start.item()
+    start, length = int(start), int(length)
+    size = input._data.shape[d]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return BasicIndex.apply(input, idx)

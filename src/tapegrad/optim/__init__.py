@@ -4,5 +4,6 @@ from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam
 from .adamw import AdamW
+from . import lr_scheduler
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]

@@ -721,6 +721,297 @@ def s_invert(make, dt):
     return [S(np.array([True, False]), name="bool"), S(np.array([1, -6], np.int64), name="int")]
 
 
+# ---- samples for the second batch of ops ---------------------------------------------------------
+def s_rounding(make, dt):
+    return s_unary_with_int(make, dt) + [
+        S(_a([0.5, 1.5, 2.5, -0.5, -1.5, 0.25], dt), name="halves", gradcheck=False)]
+
+
+def s_round(make, dt):
+    return s_rounding(make, dt) + [
+        S(make(2, 3, low=-20.0, high=20.0), (), {"decimals": 1}, name="decimals"),
+        S(make(2, 3, low=-200.0, high=200.0), (), {"decimals": -1}, name="neg_decimals")]
+
+
+def s_erf(make, dt):
+    return s_unary_with_int(make, dt) + [
+        S(_a([-7.0, -3.0, -1.0, -0.6, 0.0, 0.3, 1.1, 2.0, 4.5, 6.5], dt), name="ranges")]
+
+
+def s_floor_divide(make, dt):
+    return [
+        S(make(2, 3, low=-5.0, high=5.0), (make(2, 3, low=0.5, high=2.0),), name="same"),
+        S(make(3, 1, low=-5.0, high=5.0), (make(4, low=-2.0, high=-0.5),), name="bcast"),
+        S(make(2, 3, low=-5.0, high=5.0), (2.5,), name="pyfloat"),
+        S(make(2, 3, low=-5.0, high=5.0), (2,), name="pyint"),
+        S(make(), (make(2, 3, low=0.5, high=2.0),), name="0d"),
+        S(_a([[7, -7], [3, -4]], np.int64), (_a([2, 3], np.int64),), name="int_int"),
+        S(_a([1.0, -1.0, 0.0], dt), (0.0,), name="zero_div"),
+    ]
+
+
+def s_remainder(make, dt):
+    return [
+        S(make(2, 3, low=-5.0, high=5.0), (make(2, 3, low=0.5, high=2.0),), name="same"),
+        S(make(3, 1, low=-5.0, high=5.0), (make(4, low=-2.0, high=-0.5),), name="bcast"),
+        S(make(2, 3, low=-5.0, high=5.0), (1.5,), name="pyfloat"),
+        S(make(2, 3, low=-5.0, high=5.0), (-2,), name="neg_pyint"),
+        S(make(), (make(2, 3, low=0.5, high=2.0),), name="0d"),
+        S(make(3, 2, low=-5.0, high=5.0).T, (make(2, 3, low=0.5, high=2.0),), name="noncontig"),
+        S(_a([[7, -7], [3, -4]], np.int64), (_a([2, -3], np.int64),), name="int_int"),
+        S(make(2, 3, low=-5.0, high=5.0), (_a([2, -3, 4], np.int64),), name="int_tensor"),
+    ]
+
+
+def s_reflected_pos(make, dt):
+    return [S(make(2, 3, low=0.5, high=2.0), (2.5,), name="pyfloat"),
+            S(make(2, 3, low=-2.0, high=-0.5), (3,), name="pyint"),
+            S(make(low=0.5, high=2.0), (1.5,), name="0d")]
+
+
+def s_isclose(make, dt):
+    a = make(2, 3)
+    b = a.copy()
+    b[0, 0] += dt.type(1e-3)
+    b[1, 1] += dt.type(1e-9)
+    nan = _a([1.0, np.nan, np.inf, -np.inf], dt)
+    return [S(a, (NoGrad(b),), name="close"), S(a, (NoGrad(b),), {"rtol": 1e-2}, name="rtol"),
+            S(a, (NoGrad(b),), {"atol": 1e-2}, name="atol"),
+            S(nan, (NoGrad(nan.copy()),), name="special"),
+            S(nan, (NoGrad(nan.copy()),), {"equal_nan": True}, name="equal_nan"),
+            S(make(3, 1), (NoGrad(make(4)),), name="bcast"),
+            S(_a([1, 2, 3], np.int64), (_a([1, 3, 3], np.int64),), name="int"),
+            S(np.array([True, False]), (np.array([True, True]),), name="bool")]
+
+
+def s_is_floating_point(make, dt):
+    return [S(make(2, 3), name="float"), S(_a([1, 2], np.int64), name="int"),
+            S(np.array([True]), name="bool")]
+
+
+def s_prod(make, dt):
+    z1 = make(2, 3)
+    z1[0, 1] = 0
+    z2 = make(2, 3)
+    z2[0, 1] = z2[1, 2] = 0
+    z3 = make(2, 3)
+    z3[0, 0] = z3[0, 2] = 0
+    return [
+        S(make(2, 3), name="all"), S(make(), name="0d"),
+        S(make(2, 3, 4), (1,), name="dim"), S(make(2, 3, 4), (-1, True), name="keepdim"),
+        S(make(3, 2).T, (0,), name="noncontig"), S(make(), (0,), name="0d_dim"),
+        S(z1, name="one_zero"), S(z2, name="two_zeros"), S(z1, (1,), name="one_zero_dim"),
+        S(z3, (1,), name="two_zeros_dim"), S(z3, (0, True), name="zeros_dim0"),
+        S(make(0, 3), (1,), name="empty_dim"),
+        S(_a([[1, 2], [3, 4]], np.int64), name="int"),
+        S(make(2, 3), (1,), {"dtype": Attr("float64")}, name="dtype"),
+    ]
+
+
+def s_cumsum(make, dt):
+    return [S(make(2, 3), (0,), name="dim0"), S(make(2, 3), (-1,), name="neg"),
+            S(make(2, 3, 4), (1,), name="3d"), S(make(), (0,), name="0d"),
+            S(make(3, 2).T, (1,), name="noncontig"), S(make(0, 3), (0,), name="empty"),
+            S(_a([[1, 2], [3, 4]], np.int64), (1,), name="int"),
+            S(np.array([True, False, True]), (0,), name="bool"),
+            S(make(2, 3), (1,), {"dtype": Attr("float64")}, name="dtype")]
+
+
+def s_var(make, dt):
+    return [
+        S(make(2, 3), name="all"), S(make(2, 3, 4), (1,), name="dim"),
+        S(make(2, 3, 4), ((0, 2),), name="tuple"),
+        S(make(2, 3, 4), (-1, True, True), name="keepdim"),
+        S(make(2, 3), (1,), {"keepdim": True}, name="keepdim_kw"),
+        S(make(2, 3), (False,), name="unbiased_false"),
+        S(make(2, 3), (1, False), name="dim_biased"),
+        S(make(2, 3), (1,), {"correction": 0}, name="correction0"),
+        S(make(2, 5), (1,), {"correction": 2}, name="correction2"),
+        S(make(3, 2).T, (0,), name="noncontig"),
+        # std is not differentiable at 0 (its double backward is nan, as in torch)
+        S(make(), (), {"correction": 0}, name="0d", gradgradcheck=False),
+    ]
+
+
+def s_norm(make, dt):
+    zero = np.zeros(3, dt)
+    return [
+        S(make(2, 3), name="default"), S(make(2, 3), (1,), name="p1"),
+        S(make(2, 3), (3,), name="p3"), S(make(2, 3), (1.5,), name="p1.5"),
+        S(make(2, 3, low=0.5, high=2.0), (0.5,), name="p0.5"),
+        S(make(2, 3), (float("inf"),), name="inf"), S(make(2, 3), (float("-inf"),), name="neginf"),
+        S(make(2, 3), (0,), name="p0"),
+        S(make(2, 3, 4), (), {"dim": 1}, name="dim"), S(make(2, 3, 4), (2, (0, 2)), name="tuple"),
+        S(make(2, 3), ("fro", 1, True), name="fro_keepdim"),
+        S(make(2, 3), (3,), {"dim": -1, "keepdim": True}, name="p3_dim"),
+        S(make(3, 2).T, (2, 0), name="noncontig"), S(make(), name="0d"),
+        S(zero, name="zero", gradcheck=False),
+        S(_a([[1.0, -3.0, 3.0], [2.0, 2.0, -1.0]], dt), (float("inf"), 1), name="inf_ties",
+          gradcheck=False),
+        S(make(2, 3), (), {"dtype": Attr("float64")}, name="dtype"),
+    ]
+
+
+def s_sort(make, dt):
+    ties = _a([[2.0, 1.0, 2.0, 0.5], [1.0, 1.0, -1.0, 1.0]], dt)
+    return [
+        S(make(2, 4), name="default"), S(make(3, 2), (0,), name="dim0"),
+        S(make(2, 4), (-1, True), name="descending"),
+        S(make(2, 4), (), {"stable": True}, name="stable"),
+        S(ties, (), {"stable": True}, name="ties", gradcheck=False),
+        S(ties, (), {"stable": True, "descending": True}, name="ties_desc", gradcheck=False),
+        S(make(), name="0d"), S(make(4, 3).T, (1,), name="noncontig"),
+        S(_a([[3, 1, 2]], np.int64), name="int"), S(make(0, 3), name="empty"),
+    ]
+
+
+def s_topk(make, dt):
+    return [S(make(2, 5), (2,), name="default"), S(make(4, 3), (2, 0), name="dim0"),
+            S(make(2, 5), (3,), {"largest": False}, name="smallest"),
+            S(make(5, 2).T, (1, 1), name="noncontig"), S(make(), (1,), name="0d"),
+            S(make(2, 5), (0,), name="k0"), S(_a([[5, 1, 3]], np.int64), (2,), name="int")]
+
+
+def s_argsort(make, dt):
+    ties = _a([[2.0, 1.0, 2.0, 0.5], [1.0, 1.0, -1.0, 1.0]], dt)
+    return [S(make(2, 4), name="default"), S(make(3, 2), (0,), name="dim0"),
+            S(make(2, 4), (-1, True), name="descending"),
+            S(ties, (), {"stable": True}, name="ties"),
+            S(ties, (), {"stable": True, "descending": True}, name="ties_desc"),
+            S(make(), name="0d")]
+
+
+def s_narrow(make, dt):
+    return [S(make(4, 3), (0, 1, 2), name="basic"), S(make(4, 3), (-1, -2, 2), name="neg"),
+            S(make(4, 3), (1, 0, 3), name="full"), S(make(4, 3), (0, 2, 0), name="empty"),
+            S(make(4, 3), (0, np.array(1), 2), name="tensor_start"),
+            S(make(3, 4).T, (1, 1, 2), name="noncontig")]
+
+
+def s_gather(make, dt):
+    i2 = np.array([[0, 2, 2], [1, 0, 1]], np.int64)
+    return [S(make(3, 3), (0, i2), name="dim0"), S(make(2, 4), (1, i2), name="dim1"),
+            S(make(2, 4), (-1, np.array([[3], [3]], np.int64)), name="repeat_smaller"),
+            S(make(5), (0, np.array([4, 0, 4, 4], np.int64)), name="1d"),
+            S(make(2, 3, 4), (2, np.zeros((2, 3, 2), np.int64)), name="3d"),
+            S(make(4, 3).T, (1, i2), name="noncontig")]
+
+
+def s_index_select(make, dt):
+    return [S(make(4, 3), (0, np.array([2, 0, 2], np.int64)), name="dim0"),
+            S(make(4, 3), (-1, np.array([1], np.int64)), name="dim1"),
+            S(make(4, 3), (0, np.array(1, np.int64)), name="0d_index"),
+            S(make(4, 3), (1, np.array([0, 0], np.int32)), name="int32"),
+            S(make(5), (0, np.array([], np.int64)), name="empty"),
+            S(make(3, 4).T, (1, np.array([2, 1], np.int64)), name="noncontig")]
+
+
+def s_einsum(make, dt):
+    return [
+        S("ij,jk->ik", (make(2, 3), make(3, 4)), name="mm"),
+        S("ii->i", (make(3, 3),), name="diag"), S("ij->", (make(3, 3),), name="sum"),
+        S("...ij,...jk->...ik", (make(2, 2, 3), make(3, 4)), name="ellipsis"),
+        S("i,j->ij", (make(3), make(4)), name="outer"),
+        S("ij,ij->i", (make(3, 3), make(3, 1)), name="bcast"),
+        S("ji", (make(3, 2),), name="implicit_transpose"),
+        S("bij,bjk", (make(2, 2, 3), make(2, 3, 2)), name="implicit_bmm"),
+        S("iij->j", (make(2, 2, 3),), name="diag_sum"),
+        S("ij,k->ijk", (make(2, 3), make(2)), name="three_d"),
+        S("i,i,i->", (make(3), make(3), make(3)), name="three_ops"),
+        S("ij,jk->ik", ([make(2, 3), make(3, 2)],), name="list"),
+    ]
+
+
+def s_outer(make, dt):
+    return [S(make(3), (make(4),), name="basic"), S(make(0), (make(2),), name="empty"),
+            S(_a([1, 2], np.int64), (make(3),), name="int_float")]
+
+
+def s_repeat(make, dt):
+    return [S(make(2, 3), (2, 1), name="basic"), S(make(2, 3), (2, 1, 3), name="new_dims"),
+            S(make(2, 3), ((1, 2),), name="tuple"), S(make(), (3,), name="0d"),
+            S(make(3, 2).T, (2, 2), name="noncontig"), S(make(2, 3), (0, 1), name="zero")]
+
+
+def s_view_as(make, dt):
+    return [S(make(2, 6), (NoGrad(make(3, 4)),), name="basic"),
+            S(make(2, 3), (NoGrad(make(6)),), name="flat")]
+
+
+def s_reshape_as(make, dt):
+    return s_view_as(make, dt) + [S(make(6, 2).T, (NoGrad(make(3, 4)),), name="noncontig")]
+
+
+def s_gelu(make, dt):
+    return s_unary(make, dt) + [
+        S(make(2, 3), (), {"approximate": "tanh"}, name="tanh"),
+        S(_a([-8.0, -3.0, -0.5, 0.0, 0.5, 3.0, 8.0], dt), name="ranges")]
+
+
+def s_dropout(make, dt):
+    return [S(make(2, 3), (0.0,), name="p0"), S(make(2, 3), (1.0,), name="p1"),
+            S(make(2, 3), (0.5, False), name="eval")]
+
+
+def s_one_hot(make, dt):
+    return [S(np.array([0, 2, 1], np.int64), name="infer"),
+            S(np.array([0, 2, 1], np.int64), (4,), name="num_classes"),
+            S(np.array([[0], [1]], np.int64), name="2d"),
+            S(np.array(3, np.int64), (5,), name="0d")]
+
+
+def s_bce(make, dt):
+    def p(*shape):
+        return make(*shape, low=0.05, high=0.95)
+    return [S(p(3, 4), (p(3, 4),), name="mean"),
+            S(p(3, 4), (p(3, 4),), {"reduction": "sum"}, name="sum"),
+            S(p(3, 4), (p(3, 4),), {"reduction": "none"}, name="none"),
+            S(p(3, 4), (p(3, 4),), {"weight": NoGrad(make(4, low=0.5, high=2.0))},
+              name="weight"),
+            S(p(), (p(),), name="0d"),
+            S(p(3), (NoGrad((make(3) > 0).astype(dt)),), name="hard_targets"),
+            S(_a([0.0, 1.0, 0.5], dt), (NoGrad(_a([1.0, 0.0, 0.5], dt)),), name="clamped_log",
+              gradcheck=False)]
+
+
+def s_bce_logits(make, dt):
+    return [S(make(3, 4), (make(3, 4, low=0.0, high=1.0),), name="mean"),
+            S(make(3, 4), (make(3, 4, low=0.0, high=1.0),), {"reduction": "sum"}, name="sum"),
+            S(make(3, 4), (make(3, 4, low=0.0, high=1.0),), {"reduction": "none"},
+              name="none"),
+            S(make(3, 4), (make(3, 4, low=0.0, high=1.0),),
+              {"weight": NoGrad(make(4, low=0.5, high=2.0))}, name="weight"),
+            S(make(3, 4), (make(3, 4, low=0.0, high=1.0),),
+              {"pos_weight": NoGrad(make(4, low=0.5, high=3.0))}, name="pos_weight"),
+            S(make(3, 4), (make(3, 4, low=0.0, high=1.0),),
+              {"pos_weight": NoGrad(make(4, low=0.5, high=3.0)), "reduction": "none",
+               "weight": NoGrad(make(3, 1, low=0.5, high=2.0))}, name="both_weights"),
+            S(_a([1000.0, -1000.0, 30.0], dt), (NoGrad(_a([0.0, 1.0, 0.5], dt)),),
+              name="large"),
+            S(make(), (make(low=0.0, high=1.0),), name="0d")]
+
+
+def s_cross_entropy_ls(make, dt):
+    t = np.array([0, 3, 1], np.int64)
+    p = np.exp(make(3, 4))
+    p = (p / p.sum(1, keepdims=True)).astype(dt)
+    ls = {"label_smoothing": 0.2}
+    return [
+        S(make(3, 4), (t,), ls, name="ls_mean"),
+        S(make(3, 4), (t,), {**ls, "reduction": "sum"}, name="ls_sum"),
+        S(make(3, 4), (t,), {**ls, "reduction": "none"}, name="ls_none"),
+        S(make(3, 4), (t,), {**ls, "weight": NoGrad(make(4, low=0.5, high=2.0))},
+          name="ls_weight"),
+        S(make(3, 4), (t,), {**ls, "ignore_index": 1}, name="ls_ignore"),
+        S(make(3, 4), (t,), {**ls, "ignore_index": 1, "reduction": "none",
+                             "weight": NoGrad(make(4, low=0.5, high=2.0))},
+          name="ls_ignore_weight_none"),
+        S(make(4), (np.array(2, np.int64),), ls, name="ls_1d"),
+        S(make(3, 4), (p,), ls, name="ls_probs"),
+    ]
+
+
+
 # ---- the database --------------------------------------------------------------------------------
 def _F(name, **kw):
     return OpInfo("nn.functional." + name, **kw)
@@ -831,7 +1122,8 @@ op_db: list[OpInfo] = [
     _F("softmax", sample_inputs_func=s_softmax),
     _F("log_softmax", sample_inputs_func=s_softmax),
     _F("nll_loss", sample_inputs_func=s_nll_loss),
-    _F("cross_entropy", sample_inputs_func=s_cross_entropy),
+    _F("cross_entropy", sample_inputs_func=lambda make, dt: s_cross_entropy(make, dt) +
+       s_cross_entropy_ls(make, dt)),
     _F("mse_loss", sample_inputs_func=s_mse_loss),
     # Tensor methods, properties and dunders that are ops
     _M("__getitem__", s_getitem),
@@ -858,6 +1150,50 @@ op_db: list[OpInfo] = [
       for n in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")],
     *[_M(n, s_bitwise, supports_grad=False) for n in ("__and__", "__or__", "__xor__")],
     _M("__invert__", s_invert, supports_grad=False),
+    # second batch: more unary math, rounding, floor division / remainder, comparisons
+    OpInfo("log1p", sample_inputs_func=s_unary_with_int, domain=(-0.5, 2.0)),
+    OpInfo("expm1", sample_inputs_func=s_unary_with_int),
+    OpInfo("rsqrt", sample_inputs_func=s_unary_with_int, domain=_POS),
+    OpInfo("erf", sample_inputs_func=s_erf),
+    OpInfo("floor", sample_inputs_func=s_rounding),
+    OpInfo("ceil", sample_inputs_func=s_rounding),
+    OpInfo("trunc", sample_inputs_func=s_rounding, aliases=("fix",)),
+    OpInfo("round", sample_inputs_func=s_round),
+    OpInfo("floor_divide", sample_inputs_func=s_floor_divide, supports_grad=False),
+    OpInfo("remainder", sample_inputs_func=s_remainder),
+    OpInfo("fmod", sample_inputs_func=s_remainder),
+    OpInfo("isclose", sample_inputs_func=s_isclose, supports_grad=False),
+    OpInfo("is_floating_point", sample_inputs_func=s_is_floating_point, supports_grad=False),
+    # second batch: reductions, sorting
+    OpInfo("prod", sample_inputs_func=s_prod),
+    OpInfo("cumsum", sample_inputs_func=s_cumsum),
+    OpInfo("var", sample_inputs_func=s_var),
+    OpInfo("std", sample_inputs_func=s_var),
+    OpInfo("norm", sample_inputs_func=s_norm),
+    OpInfo("sort", sample_inputs_func=s_sort),
+    OpInfo("topk", sample_inputs_func=s_topk),
+    OpInfo("argsort", sample_inputs_func=s_argsort, supports_grad=False),
+    # second batch: shape and selection
+    OpInfo("narrow", sample_inputs_func=s_narrow),
+    OpInfo("gather", sample_inputs_func=s_gather),
+    OpInfo("index_select", sample_inputs_func=s_index_select),
+    OpInfo("einsum", sample_inputs_func=s_einsum),
+    OpInfo("outer", sample_inputs_func=s_outer, aliases=("ger",)),
+    _M("repeat", s_repeat),
+    _M("view_as", s_view_as),
+    _M("reshape_as", s_reshape_as),
+    _M("__floordiv__", lambda make, dt: [s for s in s_floor_divide(make, dt)
+                                         if s.name != "0d"], supports_grad=False),
+    _M("__rfloordiv__", s_reflected_pos, supports_grad=False),
+    _M("__mod__", lambda make, dt: [s for s in s_remainder(make, dt) if s.name != "0d"]),
+    # number % tensor: torch records a NotImplemented node (no derivative), so no grad tests
+    _M("__rmod__", s_reflected_pos, supports_grad=False),
+    # second batch: nn.functional
+    _F("gelu", sample_inputs_func=s_gelu),
+    _F("dropout", sample_inputs_func=s_dropout),
+    _F("one_hot", sample_inputs_func=s_one_hot, supports_grad=False),
+    _F("binary_cross_entropy", sample_inputs_func=s_bce),
+    _F("binary_cross_entropy_with_logits", sample_inputs_func=s_bce_logits),
 ]
 
 op_db_by_name = {o.name: o for o in op_db}
@@ -884,4 +1220,7 @@ expected_node_name_differences: dict = {
     ("nn.functional.cross_entropy", "probs"): "probability targets: composite ending in mean",
     ("sum_to_size", "lead"): "one sum over all reduced dims (SumBackward1), torch sum + view",
     ("sum_to_size", "both"): "one sum over all reduced dims (SumBackward1), torch sum + view",
+    ("nn.functional.cross_entropy", "ls_probs"): "probability targets: composite ending in mean",
+    ("einsum", None): "einsum is one primitive (EinsumBackward0); torch records the "
+                      "permute/bmm/view chain it lowers to",
 }

@@ -1,10 +1,10 @@
-"""Activation layers: ReLU, Tanh, Sigmoid, Softmax, LogSoftmax."""
+"""Activation layers: ReLU, Tanh, Sigmoid, GELU, Softmax, LogSoftmax."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax"]
+__all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LogSoftmax"]
 
 
 class ReLU(Module):
@@ -33,6 +33,20 @@ class Sigmoid(Module):
 
     def forward(self, input):
         return F.sigmoid(input)
+
+
+class GELU(Module):
+    """x * Phi(x) (exact, with erf), or its tanh approximation with ``approximate='tanh'``."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class Softmax(Module):

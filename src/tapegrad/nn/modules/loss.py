@@ -1,4 +1,5 @@
-"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss (thin wrappers over nn.functional)."""
+"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, BCELoss, BCEWithLogitsLoss (thin wrappers
+over nn.functional)."""
 from __future__ import annotations
 
 import warnings
@@ -7,7 +8,7 @@ from .. import functional as F
 from .module import Module
 from ...autograd.graph import user_stacklevel
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 def _legacy_reduction(size_average, reduce, emit_warning=True):
@@ -78,3 +79,30 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross-entropy between probabilities and targets of the same shape, with an
+    optional ``weight`` (broadcast against the input) and ``reduction``."""
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross-entropy of raw logits (a sigmoid and BCELoss in one stable op), with
+    optional ``weight`` and ``pos_weight`` buffers."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+        self.weight = weight
+        self.pos_weight = pos_weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)

@@ -1,0 +1,282 @@
+"""More neural-network ops: gelu, dropout, one_hot, binary cross-entropy (on probabilities and on
+logits), and cross_entropy's label smoothing.
+
+Derivatives (derivatives.yaml): gelu_backward (exact erf form, or the tanh approximation);
+binary_cross_entropy_backward: grad * (x - y) / max(x (1 - x), 1e-12) * weight, and for the
+target -logit(x) * grad * weight; binary_cross_entropy_with_logits_backward:
+grad * ((pos_weight y + 1 - y) sigmoid(x) - pos_weight y) * weight, and for the target
+grad * (log_sigmoid(-x) - pos_weight log_sigmoid(x)) * weight ('mean' divides by numel).
+dropout is ``input * mask / (1 - p)`` (MulBackward0, as torch on the CPU).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import _make
+from ..autograd.function import ArrayFunction
+from ._registry import op
+from .pointwise import _SCALAR_NAMES, Mul, clamp, erf, erf_array, exp, log, sigmoid, tanh
+
+_SQRT1_2 = 0.7071067811865476
+_INV_SQRT_2PI = 0.3989422804014327
+_K = math.sqrt(2.0 / math.pi)
+_C = 0.044715
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# ---- gelu ---------------------------------------------------------------------------------------
+def _gelu_d1_array(x, approximate):
+    if approximate == "tanh":
+        t = np.tanh(_K * (x + _C * x * x * x))
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_K * (1 + 3 * _C * x * x))
+    cdf = 0.5 * (1 + erf_array(x * _SQRT1_2))
+    return cdf + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
+def _gelu_d1(x, approximate):
+    """gelu'(x) with Tensor ops (differentiable)."""
+    if approximate == "tanh":
+        t = tanh((x + x * x * x * _C) * _K)
+        return (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * ((x * x * (3 * _C) + 1) * _K)
+    return (erf(x * _SQRT1_2) + 1) * 0.5 + x * exp(x * x * -0.5) * _INV_SQRT_2PI
+
+
+def _gelu_d2(x, approximate):
+    """gelu''(x) with Tensor ops."""
+    if approximate == "tanh":
+        t = tanh((x + x * x * x * _C) * _K)
+        du = (x * x * (3 * _C) + 1) * _K
+        d2u = x * (6 * _K * _C)
+        return (1 - t * t) * (du + x * 0.5 * (d2u - t * du * du * 2))
+    return exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x)
+
+
+class Gelu(ArrayFunction, name="GeluBackward0"):
+    """x * Phi(x) (Phi: the standard normal CDF, via erf), or its tanh approximation.
+    derivatives.yaml gelu_backward."""
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        ctx.approximate = approximate
+        ctx.save_for_backward(x)
+        if approximate == "tanh":
+            inner = _K * (x + _C * x * x * x)
+            return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype, copy=False)
+        return (x * (0.5 * (1 + erf_array(x * x.dtype.type(_SQRT1_2))))).astype(x.dtype,
+                                                                               copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return GeluGrad.apply(g, x, ctx.approximate), None
+
+
+class GeluGrad(ArrayFunction, name="GeluBackwardBackward0"):
+    """gelu_backward(grad, x) = grad * gelu'(x) as one primitive. derivatives.yaml
+    gelu_backward: grad_output: grad * gelu'(x); self: grad * grad_output * gelu''(x)."""
+
+    @staticmethod
+    def forward(ctx, g, x, approximate):
+        ctx.approximate = approximate
+        ctx.save_for_backward(g, x)
+        return (g * _gelu_d1_array(x, approximate)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, x = ctx.saved_tensors
+        a = ctx.approximate
+        return (gg * _gelu_d1(x, a) if ctx.needs(0) else None,
+                gg * g * _gelu_d2(x, a) if ctx.needs(1) else None, None)
+
+
+@op("gelu", functional=True, method=False, namespace=False)
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit: input * Phi(input) with the exact normal CDF (erf), or the
+    tanh approximation with ``approximate='tanh'``. RuntimeError for another ``approximate``,
+    NotImplementedError for a non-floating input (as torch)."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if input._data.dtype.kind != "f":
+        n = input._data.dtype.name
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for "
+                                  f"'{_SCALAR_NAMES.get(n, n)}'")
+    return Gelu.apply(input, approximate)
+
+
+# ---- dropout ------------------------------------------------------------------------------------
+@op("dropout", functional=True, method=False, namespace=False)
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p) (drawn from
+    tapegrad's default generator). Returns ``input`` itself when not ``training`` or p == 0, as
+    torch; the result records MulBackward0. ValueError for p outside [0, 1]."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0 or input._data.size == 0:
+        return input
+    dt = input._data.dtype
+    if p == 1:
+        noise = np.zeros((), dt)
+    else:
+        from .._factories import _np_generator
+        keep = _np_generator(None).random(input._data.shape) < (1.0 - p)
+        noise = keep.astype(dt)
+        noise /= dt.type(1.0 - p)
+    if inplace:
+        return input.mul_(_make(noise))
+    return Mul.apply(input, _make(noise))
+
+
+# ---- one_hot ------------------------------------------------------------------------------------
+@op("one_hot", functional=True, method=False, namespace=False)
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding: shape ``tensor.shape + (num_classes,)``; ``num_classes=-1`` uses
+    max + 1. RuntimeError (as torch) for a non-int64 input, negative classes, classes >=
+    num_classes, or an empty input without num_classes."""
+    idx = tensor._data
+    if idx.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if idx.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    if idx.size:
+        if idx.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if idx.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return _make((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# ---- binary cross-entropy -----------------------------------------------------------------------
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        from ..nn.modules.loss import _legacy_reduction
+        return _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce_array(loss, reduction):
+    if reduction == "none":
+        return loss
+    return np.asarray(loss.sum() if reduction == "sum" else loss.mean(), loss.dtype)
+
+
+class BinaryCrossEntropy(ArrayFunction, name="BinaryCrossEntropyBackward0"):
+    """-w (y log x + (1 - y) log(1 - x)) with each log clamped at -100, as torch. Arguments:
+    probabilities x, targets y (same shape), weight array or None, reduction."""
+
+    @staticmethod
+    def forward(ctx, x, y, w, reduction):
+        if ((x < 0) | (x > 1)).any():
+            raise RuntimeError("all elements of input should be between 0 and 1")
+        if ((y < 0) | (y > 1)).any():
+            raise RuntimeError("all elements of target should be between 0 and 1")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
+        if w is not None:
+            loss = loss * w
+        ctx.w, ctx.reduction, ctx.n = w, reduction, x.size
+        ctx.save_for_backward(x, y)
+        return _reduce_array(loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        w = None if ctx.w is None else _make(ctx.w)
+        scale = 1.0 / ctx.n if ctx.reduction == "mean" else 1.0
+        gx = gy = None
+        if ctx.needs(0):
+            gx = g * (x - y) / clamp((1 - x) * x, min=1e-12)
+            gx = (gx * w if w is not None else gx) * scale
+        if ctx.needs(1):
+            gy = -g * log(x / (1 - x))
+            gy = (gy * w if w is not None else gy) * scale
+        return gx, gy, None, None
+
+
+@op("binary_cross_entropy", functional=True, method=False, namespace=False)
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """Binary cross-entropy between probabilities ``input`` (in [0, 1]) and ``target`` of the
+    same shape; ``weight`` broadcasts against it. Logs are clamped at -100 (so p = 0 or 1 gives
+    a finite loss), as torch. ValueError for a target of another size, RuntimeError for values
+    outside [0, 1]."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         f"size.")
+    w = None
+    if weight is not None:
+        w = np.broadcast_to(weight._data, np.broadcast_shapes(weight._data.shape,
+                                                              target._data.shape))
+    return BinaryCrossEntropy.apply(input, target, w, reduction)
+
+
+def _log_sigmoid(z):
+    """log(sigmoid(z)) computed stably with Tensor ops: min(z, 0) - log1p(exp(-|z|))."""
+    from .pointwise import abs as _abs, log1p
+    return clamp(z, max=0.0) - log1p(exp(-_abs(z)))
+
+
+class BinaryCrossEntropyWithLogits(ArrayFunction, name="BinaryCrossEntropyWithLogitsBackward0"):
+    """Binary cross-entropy of logits, stable for any magnitude:
+    (1 - y) x + (1 + (pw - 1) y) (log(1 + e^-|x|) + max(-x, 0)), times weight. Arguments:
+    logits x, targets y, weight array or None, pos_weight array or None, reduction."""
+
+    @staticmethod
+    def forward(ctx, x, y, w, pw, reduction):
+        softplus_neg = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)  # -log(sigmoid(x))
+        if pw is not None:
+            loss = (1 - y) * x + ((pw - 1) * y + 1) * softplus_neg
+        else:
+            loss = (1 - y) * x + softplus_neg
+        if w is not None:
+            loss = loss * w
+        ctx.w, ctx.pw, ctx.reduction, ctx.n = w, pw, reduction, x.size
+        ctx.save_for_backward(x, y)
+        return _reduce_array(np.asarray(loss).astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        w = None if ctx.w is None else _make(ctx.w)
+        pw = None if ctx.pw is None else _make(ctx.pw)
+        scale = 1.0 / ctx.n if ctx.reduction == "mean" else 1.0
+        gx = gy = None
+        if ctx.needs(0):
+            s = sigmoid(x)
+            if pw is not None:
+                t = pw * y
+                gx = g * ((t + 1 - y) * s - t)
+            else:
+                gx = g * (s - y)
+            gx = (gx * w if w is not None else gx) * scale
+        if ctx.needs(1):
+            if pw is not None:
+                gy = g * (_log_sigmoid(-x) - _log_sigmoid(x) * pw)
+            else:
+                gy = -g * x
+            gy = (gy * w if w is not None else gy) * scale
+        return gx, gy, None, None, None
+
+
+@op("binary_cross_entropy_with_logits", functional=True, method=False, namespace=False)
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross-entropy of raw logits ``input`` against ``target`` (same shape), computed
+    stably (logits in the thousands give finite losses). ``weight`` and ``pos_weight`` (the
+    positive class's weight, broadcast along the last dim) are optional. ValueError for a target
+    of another size."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    w = None if weight is None else weight._data
+    pw = None if pos_weight is None else pos_weight._data
+    return BinaryCrossEntropyWithLogits.apply(input, target, w, pw, reduction)
+

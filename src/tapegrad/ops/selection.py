@@ -1,0 +1,145 @@
+"""Index-driven selection: gather and index_select.
+
+Derivatives (derivatives.yaml): gather: grad scatter-added into zeros at the index
+(gather_backward; repeated indices add up); index_select: grad index-added into zeros along the
+dim (index_select_backward). Each scatter is itself a primitive whose derivative is the
+selection again, so double backward works.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import ArrayFunction
+from ._registry import op
+
+
+def _coords(idx, axis):
+    """Full coordinates for np.add.at / fancy reads: ``idx`` along ``axis``, the position
+    elsewhere."""
+    co = list(np.indices(idx.shape, sparse=True))
+    co[axis] = idx
+    return tuple(co)
+
+
+class Gather(ArrayFunction, name="GatherBackward0"):
+    """out[i][j] = x[index[i][j]][j] (for dim 0; likewise for other dims). derivatives.yaml
+    gather_backward: zeros.scatter_add(dim, index, grad)."""
+
+    @staticmethod
+    def forward(ctx, x, axis, idx):
+        ctx.in_shape, ctx.axis, ctx.idx = x.shape, axis, idx
+        if x.ndim == 0:
+            return x.reshape(idx.shape).copy()
+        return x[_coords(idx, axis)]
+
+    @staticmethod
+    def backward(ctx, g):
+        return ScatterAdd.apply(g, ctx.in_shape, ctx.axis, ctx.idx), None, None
+
+
+class ScatterAdd(ArrayFunction, name="ScatterAddBackward0"):
+    """zeros(shape) with ``g`` added at ``idx`` along ``axis``. Derivative: gather at idx."""
+
+    @staticmethod
+    def forward(ctx, g, shape, axis, idx):
+        ctx.axis, ctx.idx = axis, idx
+        z = np.zeros(shape, g.dtype)
+        if not shape:
+            z += g.sum()
+            return z
+        np.add.at(z, _coords(idx, axis), g)
+        return z
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Gather.apply(gg, ctx.axis, ctx.idx), None, None, None
+
+
+def _index_array(index, op_name, allowed=("int64",), msg=None):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op_name}(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    idx = index._data
+    if idx.dtype.name not in allowed:
+        raise RuntimeError(msg or f"{op_name}(): Expected dtype int64 for index")
+    return idx.astype(np.int64, copy=False)
+
+
+@op("gather")
+def gather(input, dim, index, *, sparse_grad=False):
+    """Values of ``input`` at ``index`` along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for
+    dim 0. ``index`` (int64) has the input's number of dims and no larger size in the other dims;
+    the result has its shape. RuntimeError (as torch) for a wrong index dtype, rank, size or an
+    index out of range; the gradient adds up repeated indices."""
+    idx = _index_array(index, "gather")
+    x = input._data
+    nd = max(x.ndim, 1)
+    axis = _wrap_dim(dim, nd, "gather")
+    if max(idx.ndim, 1) != nd:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if x.ndim:
+        for d in range(x.ndim):
+            if d != axis and idx.shape[d] > x.shape[d]:
+                raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                                   f"{list(idx.shape)} to be no larger than self "
+                                   f"{list(x.shape)} apart from dimension {axis}")
+    size = x.shape[axis] if x.ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {axis} with size {size}")
+    return Gather.apply(input, axis, idx)
+
+
+class IndexSelect(ArrayFunction, name="IndexSelectBackward0"):
+    """The slices ``idx`` (1-D) of ``x`` along ``axis``. derivatives.yaml
+    index_select_backward: zeros.index_add(dim, index, grad)."""
+
+    @staticmethod
+    def forward(ctx, x, axis, idx):
+        ctx.in_shape, ctx.axis, ctx.idx = x.shape, axis, idx
+        if x.ndim == 0:
+            return x.reshape(idx.shape).copy()
+        return np.take(x, idx, axis=axis)
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexAdd.apply(g, ctx.in_shape, ctx.axis, ctx.idx), None, None
+
+
+class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
+    """zeros(shape) with the slices of ``g`` added at ``idx`` along ``axis``. Derivative:
+    index_select at idx."""
+
+    @staticmethod
+    def forward(ctx, g, shape, axis, idx):
+        ctx.axis, ctx.idx = axis, idx
+        z = np.zeros(shape, g.dtype)
+        if not shape:
+            z += g.sum()
+            return z
+        zt = np.moveaxis(z, axis, 0)
+        np.add.at(zt, idx, np.moveaxis(g, axis, 0))
+        return z
+
+    @staticmethod
+    def backward(ctx, gg):
+        return IndexSelect.apply(gg, ctx.axis, ctx.idx), None, None, None
+
+
+@op("index_select")
+def index_select(input, dim, index):
+    """The slices ``index`` (a 1-D or 0-D int64/int32 tensor) of ``input`` along ``dim``, as a
+    copy. IndexError for a multi-dim index or an index out of range; RuntimeError for a wrong
+    index dtype."""
+    idx = _index_array(index, "index_select", ("int64", "int32"),
+                       "index_select(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    idx = idx.reshape(-1)
+    x = input._data
+    axis = _wrap_dim(dim, max(x.ndim, 1), "index_select")
+    size = x.shape[axis] if x.ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        raise IndexError("index out of range in self")
+    return IndexSelect.apply(input, axis, idx)
