@@ -105,3 +105,16 @@ def test_missing_names_are_attribute_errors():
         tg.bfloat16
     assert not hasattr(tg, "utils")
     assert hasattr(tg.autograd, "functional")
+
+
+def test_inplace_floor_divide_and_remainder():
+    torch = _torch()
+    out = []
+    for L in (tg, torch):
+        x = L.tensor([5, -5, 7])
+        alias = x
+        x //= 3
+        y = L.tensor([5.0, -5.0, 7.0])
+        y %= 3
+        out.append((x.tolist(), alias is x, x._version, y.tolist()))
+    assert out[0] == out[1]

@@ -438,7 +438,23 @@ def _iop(fn):
     return method
 
 
+@op("floor_divide_", namespace=False)
+def floor_divide_(self, other):
+    """In-place ``//``; returns self."""
+    return inplace(self, P.FloorDivide, (check_operand(other, "floor_divide_"),), "floor_divide_")
+
+
+@op("remainder_", namespace=False)
+def remainder_(self, other):
+    """In-place ``%``; returns self."""
+    other = check_operand(other, "remainder_")
+    F = P.RemainderTensor if isinstance(other, Tensor) else P.Remainder
+    return inplace(self, F, (other,), "remainder_")
+
+
 Tensor.__iadd__ = _iop(add_)
+Tensor.__ifloordiv__ = _iop(floor_divide_)
+Tensor.__imod__ = _iop(remainder_)
 Tensor.__isub__ = _iop(sub_)
 Tensor.__imul__ = _iop(mul_)
 Tensor.__itruediv__ = _iop(div_)
