@@ -431,6 +431,14 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
         return g * _make(mask), None, None
 
 
+class ClampMin(Clamp, name="ClampMinBackward0"):
+    """clamp_min(x, number): Clamp with only a lower bound (torch names its node apart)."""
+
+
+class ClampMax(Clamp, name="ClampMaxBackward0"):
+    """clamp_max(x, number): Clamp with only an upper bound."""
+
+
 class ClampTensor(ArrayFunction, name="ClampBackward0"):
     """clip(x, min, max) with tensor bounds. derivatives.yaml: self: grad where within bounds;
     min: grad where x < min; max: grad where x > max."""
@@ -460,6 +468,14 @@ class ClampTensor(ArrayFunction, name="ClampBackward0"):
             if ctx.needs(2):
                 ghi = g * _make(xd > _data(hi))
         return g * _make(inside), glo, ghi
+
+
+class ClampMinTensor(ClampTensor, name="ClampMinBackward1"):
+    """clamp_min(x, tensor)."""
+
+
+class ClampMaxTensor(ClampTensor, name="ClampMaxBackward1"):
+    """clamp_max(x, tensor)."""
 
 
 def _data(x):
@@ -682,12 +698,18 @@ def clamp(input, min=None, max=None):  # noqa: A002
 
 @op("clamp_min", method=True)
 def clamp_min(input, min):  # noqa: A002
-    return clamp(input, min=min)
+    """max(input, min): the gradient passes where input >= min (ClampMinBackward0)."""
+    if isinstance(min, Tensor):
+        return ClampMinTensor.apply(input, min, None)
+    return ClampMin.apply(input, min, None)
 
 
 @op("clamp_max", method=True)
 def clamp_max(input, max):  # noqa: A002
-    return clamp(input, max=max)
+    """min(input, max): the gradient passes where input <= max (ClampMaxBackward0)."""
+    if isinstance(max, Tensor):
+        return ClampMaxTensor.apply(input, None, max)
+    return ClampMax.apply(input, None, max)
 
 
 @op("maximum")
@@ -702,7 +724,7 @@ def minimum(input, other):
     return Minimum.apply(input, check_operand(other, "minimum"))
 
 
-@op("where")
+@op("where", method=False)
 def where(condition, input=None, other=None):
     """``where(cond, a, b)``: a where cond else b (a, b tensors or numbers). ``where(cond)``
     alone returns the indices of nonzero elements, as torch."""
@@ -1298,3 +1320,11 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def is_floating_point(input):
     """True if ``input`` has a floating dtype (a Python bool)."""
     return input._data.dtype.kind == "f"
+
+
+def _where_method(self, condition, other):
+    """``x.where(cond, y)`` is ``where(cond, x, y)`` (torch's method form)."""
+    return where(condition, self, other)
+
+
+Tensor.where = _where_method

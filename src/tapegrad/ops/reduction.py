@@ -31,6 +31,11 @@ def _return_type(name):
     return rt
 
 
+def _all_if_empty(dim):
+    """torch reads an empty dim list (``dim=()`` or ``[]``) as every dim for these reductions."""
+    return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
+
+
 def _keep_shape(shape, axes):
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
@@ -94,7 +99,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
     npd = _sum_dtype(input, dtype)
     if dim is None:
         return SumAll.apply(input, npd)
-    return SumDim.apply(input, dims(dim, input._data.ndim, "sum"), bool(keepdim), npd)
+    return SumDim.apply(input, dims(_all_if_empty(dim), input._data.ndim, "sum"), bool(keepdim),
+                        npd)
 
 
 class MeanAll(ArrayFunction, name="MeanBackward0"):
@@ -145,7 +151,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
                            f"first or pass dtype=tapegrad.float32)")
     if dim is None:
         return MeanAll.apply(input)
-    return MeanDim.apply(input, dims(dim, input._data.ndim, "mean"), bool(keepdim))
+    return MeanDim.apply(input, dims(_all_if_empty(dim), input._data.ndim, "mean"), bool(keepdim))
 
 
 class ExtremumAll(ArrayFunction, name="MaxBackward1"):
@@ -300,14 +306,14 @@ class Amin(Amax, name="AminBackward0"):
 @op("amax")
 def amax(input, dim=(), keepdim=False):
     """Max over ``dim`` (all dims when empty); gradient split evenly among ties."""
-    ds = dims(dim if dim != () else None, input._data.ndim, "amax")
+    ds = dims(_all_if_empty(dim), input._data.ndim, "amax")
     return Amax.apply(input, ds, bool(keepdim), True)
 
 
 @op("amin")
 def amin(input, dim=(), keepdim=False):
     """Min over ``dim`` (all dims when empty); gradient split evenly among ties."""
-    ds = dims(dim if dim != () else None, input._data.ndim, "amin")
+    ds = dims(_all_if_empty(dim), input._data.ndim, "amin")
     return Amin.apply(input, ds, bool(keepdim), False)
 
 

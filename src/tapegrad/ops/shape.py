@@ -146,11 +146,11 @@ class Transpose(ArrayFunction, name="TransposeBackward0", view=True):
     @staticmethod
     def forward(ctx, x, d0, d1):
         ctx.d = (d0, d1)
-        return x.swapaxes(d0, d1)
+        return x.swapaxes(d0, d1) if x.ndim else x.view()
 
     @staticmethod
     def backward(ctx, g):
-        return g.transpose(*ctx.d), None, None
+        return (g.transpose(*ctx.d) if g._data.ndim else g), None, None
 
 
 class T(ArrayFunction, name="TBackward0", view=True):
