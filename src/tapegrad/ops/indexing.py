@@ -20,6 +20,7 @@ def _index_error(msg):
 
 def convert_index(index, shape):
     """Turn a user index into a NumPy index; returns (np_index, basic, node_name)."""
+    single_slice = isinstance(index, slice)
     if not isinstance(index, tuple):
         index = (index,)
     out = []
@@ -61,16 +62,32 @@ def convert_index(index, shape):
     idx = tuple(out)
     if not basic:
         return idx, False, "IndexBackward0"
+    return idx, True, _basic_name(idx, shape, single_slice)
+
+
+def _basic_name(idx, shape, single_slice):
+    """The node torch records last for a basic index. Inside a tuple, torch skips slices that
+    cover their whole dim (and returns an alias when nothing is left); a lone slice is always
+    a slice."""
+    if single_slice:
+        return "SliceBackward0"
+    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
     name = None
+    dim = 0
     for item in idx:
-        if isinstance(item, (int, np.integer)):
-            name = "SelectBackward0"
+        if item is Ellipsis:
+            dim += len(shape) - consumed
         elif item is None:
             name = "UnsqueezeBackward0"
         elif isinstance(item, slice):
-            if name is None or item != slice(None):
+            start, stop, step = item.indices(shape[dim])
+            if not (start == 0 and stop == shape[dim] and step == 1):
                 name = "SliceBackward0"
-    return idx, True, name or "AliasBackward0"
+            dim += 1
+        else:
+            name = "SelectBackward0"
+            dim += 1
+    return name or "AliasBackward0"
 
 
 def _check_bounds(items, shape):
