@@ -188,6 +188,11 @@ class ExtremumDim(ArrayFunction, name="MaxBackward0"):
 
     @staticmethod
     def forward(ctx, x, axis, keepdim, is_max):
+        ctx.in_shape = x.shape
+        if axis is None:   # a 0-d input: its own max, at index 0
+            idx = np.zeros((), np.int64)
+            ctx.mark_non_differentiable(idx)
+            return x.copy(), idx
         if x.shape[axis] == 0:
             raise IndexError(f"{'max' if is_max else 'min'}(): Expected reduction dim {axis} to "
                              "have non-zero size.")
@@ -204,6 +209,8 @@ class ExtremumDim(ArrayFunction, name="MaxBackward0"):
 
     @staticmethod
     def backward(ctx, g, g_idx=None):
+        if ctx.in_shape == ():
+            return g, None, None, None
         return IndexSelectScatter.apply(g, ctx.in_shape, ctx.axis, ctx.idx, ctx.keepdim), \
             None, None, None
 
@@ -255,10 +262,8 @@ def _extremum(input, dim, keepdim, is_max, other):
     if dim is None:
         return (ExtremumAll if is_max else MinAll).apply(input, is_max)
     nd = input._data.ndim
-    axis = dims(dim, nd, name)[0] if nd else 0
-    if nd == 0:
-        v = input.clone() if input.requires_grad else _make(input._data.copy())
-        return _return_type(name)(v, _make(np.zeros((), np.int64)))
+    axes = dims(dim, nd, name)
+    axis = axes[0] if nd else None
     vals, idx = (ExtremumDim if is_max else MinDim).apply(input, axis, bool(keepdim), is_max)
     return _return_type(name)(vals, idx)
 

@@ -108,6 +108,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one (returns the input itself when nothing changes)."""
     nd = input._data.ndim
     if nd == 0:
+        _wrap_dim(start_dim, nd, "flatten")
+        _wrap_dim(end_dim, nd, "flatten")
         return reshape(input, 1)
     s = _wrap_dim(start_dim, nd, "flatten")
     e = _wrap_dim(end_dim, nd, "flatten")
@@ -242,7 +244,7 @@ def squeeze(input, dim=None):
     shp = input._data.shape
     if dim is None:
         return Squeeze.apply(input, tuple(i for i, s in enumerate(shp) if s == 1))
-    ds = dims(dim, len(shp), "squeeze") if shp else ()
+    ds = dims(dim, len(shp), "squeeze")
     F = SqueezeDim if isinstance(dim, (int, np.integer)) else SqueezeDims
     return F.apply(input, tuple(d for d in ds if shp[d] == 1))
 

@@ -1210,8 +1210,6 @@ expected_node_name_differences: dict = {
     ("split", None): _SPLIT, ("chunk", None): _SPLIT, ("unbind", None): _SPLIT,
     **{("rsub", n): "rsub(tensor, tensor) is sub(other, input): SubBackward0, not RsubBackward0"
        for n in ("same", "bcast", "0d_lhs", "0d_rhs", "noncontig", "empty", "int_tensor", "alpha")},
-    ("max", "0d_dim"): "max(dim) of a 0-d tensor is a clone (CloneBackward0), not MaxBackward0",
-    ("min", "0d_dim"): "min(dim) of a 0-d tensor is a clone (CloneBackward0), not MinBackward0",
     ("addmm", "beta_alpha"): "beta/alpha != 1: input * beta + mm * alpha (AddBackward0)",
     ("nn.functional.linear", "1d"): "non-2-D input: matmul + bias (AddBackward0), torch a view",
     ("nn.functional.linear", "3d"): "non-2-D input: matmul + bias (AddBackward0), torch a view",
