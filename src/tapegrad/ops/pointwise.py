@@ -1172,16 +1172,28 @@ class FloorDivide(ArrayFunction, name="NotImplemented"):
     backward = _not_implemented("floor_divide")
 
 
+def _mod(a, b, ufunc):
+    a, b = promote(a, b)
+    _check_int_zero(a, b)
+    return np.asarray(ufunc(a, b))
+
+
+def _mod_tensor_backward(ctx, g, rounding):
+    """self: grad; other: -grad * self.div(other, rounding_mode) (derivatives.yaml)."""
+    gb = None
+    if ctx.needs(1):
+        a, b = ctx.saved_tensors
+        gb = -g * DivMode.apply(a, b, rounding)
+    return (g if ctx.needs(0) else None), gb
+
+
 class Remainder(ArrayFunction, name="RemainderBackward0"):
     """a - b * floor(a / b) for a number b (Python's ``%``: the sign follows b).
     derivatives.yaml remainder.Scalar: self: grad."""
 
     @staticmethod
     def forward(ctx, a, b):
-        a, b = promote(a, b)
-        _check_int_zero(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(np.remainder(a, b))
+        return _mod(a, b, np.remainder)
 
     @staticmethod
     def backward(ctx, g):
@@ -1195,18 +1207,11 @@ class RemainderTensor(ArrayFunction, name="RemainderBackward1"):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(1) else None)
-        a, b = promote(a, b)
-        _check_int_zero(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(np.remainder(a, b))
+        return _mod(a, b, np.remainder)
 
     @staticmethod
     def backward(ctx, g):
-        gb = None
-        if ctx.needs(1):
-            a, b = ctx.saved_tensors
-            gb = -g * DivMode.apply(a, b, "floor")
-        return (g if ctx.needs(0) else None), gb
+        return _mod_tensor_backward(ctx, g, "floor")
 
 
 class RemainderScalarTensor(ArrayFunction, name="NotImplemented"):
@@ -1214,10 +1219,7 @@ class RemainderScalarTensor(ArrayFunction, name="NotImplemented"):
 
     @staticmethod
     def forward(ctx, b, a):
-        a, b = promote(a, b)
-        _check_int_zero(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(np.remainder(a, b))
+        return _mod(a, b, np.remainder)
 
     backward = _not_implemented("remainder")
 
@@ -1228,10 +1230,7 @@ class Fmod(ArrayFunction, name="FmodBackward0"):
 
     @staticmethod
     def forward(ctx, a, b):
-        a, b = promote(a, b)
-        _check_int_zero(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(np.fmod(a, b))
+        return _mod(a, b, np.fmod)
 
     @staticmethod
     def backward(ctx, g):
@@ -1245,18 +1244,11 @@ class FmodTensor(ArrayFunction, name="FmodBackward1"):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(1) else None)
-        a, b = promote(a, b)
-        _check_int_zero(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.asarray(np.fmod(a, b))
+        return _mod(a, b, np.fmod)
 
     @staticmethod
     def backward(ctx, g):
-        gb = None
-        if ctx.needs(1):
-            a, b = ctx.saved_tensors
-            gb = -g * DivMode.apply(a, b, "trunc")
-        return (g if ctx.needs(0) else None), gb
+        return _mod_tensor_backward(ctx, g, "trunc")
 
 
 @op("floor_divide")
