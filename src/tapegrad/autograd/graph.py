@@ -59,11 +59,6 @@ def format_where(where) -> str:
     return f"{code.co_filename}:{line} (in {code.co_name})"
 
 
-def user_frame_summary() -> str:
-    """``file:line`` of the innermost frame outside the tapegrad package."""
-    return format_where(user_frame())
-
-
 class VersionCounter:
     """One per storage, shared by a tensor, its views and ``detach()``. ``where`` keeps the frame of
     the last in-place change (read only when an error message needs it)."""
