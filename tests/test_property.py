@@ -1123,10 +1123,9 @@ def test_regression_abs_relu_double_backward():
     _same(case)
 
 
-@open_bug(
-    "indexing with an empty list (x[[]], x[:, []]) raises IndexError; torch returns an empty "
-    "tensor (IndexBackward0)")
 def test_regression_empty_list_index():
+    """Was a bug: indexing with an empty list (x[[]], x[:, []]) raised IndexError; torch returns
+    an empty tensor (IndexBackward0)."""
     def case(lib):
         x = lib.tensor([[1.0, 2.0]], requires_grad=True)
         return [_outcome(lambda: x[[]]), _outcome(lambda: x[:, []])]
@@ -1351,9 +1350,9 @@ def test_regression_amax_saves_result():
     _same(case)
 
 
-@open_bug(
-    "Tensor.copy_(2) / copy_(2.5) raise TypeError; torch copies the number (CopyBackwards)")
 def test_regression_copy_from_number():
+    """Was a bug: Tensor.copy_(2) / copy_(2.5) raised TypeError; torch copies the number
+    (CopyBackwards)."""
     def case(lib):
         x = lib.ones(2, requires_grad=True)
         w = x * 1

@@ -38,6 +38,8 @@ def convert_index(index, shape):
             basic = False
         elif isinstance(item, (list, np.ndarray)):
             arr = np.asarray(item)
+            if arr.size == 0 and arr.dtype != np.bool_:
+                arr = arr.astype(np.int64)   # [] is an empty integer index, as torch reads it
             if arr.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             if arr.dtype == object:

@@ -347,7 +347,8 @@ def fill_(self, value):
 def copy_(self, src, non_blocking=False):
     """Copy ``src``'s values (broadcast, cast to self's dtype) into self; returns self."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        src = check_operand(src, "copy_")   # a number is copied like a 0-d tensor, as torch
+        src = _make(np.asarray(src, dtype=self._data.dtype))
     try:
         np.broadcast_shapes(src._data.shape, self._data.shape)
         if np.broadcast_shapes(src._data.shape, self._data.shape) != self._data.shape:
