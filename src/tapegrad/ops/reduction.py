@@ -31,6 +31,14 @@ def _return_type(name):
     return rt
 
 
+def _extremum_dims(input, dim, name):
+    dim = _all_if_empty(dim)
+    if dim is None and input._data.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    return dims(dim, input._data.ndim, name)
+
+
 def _all_if_empty(dim):
     """torch reads an empty dim list (``dim=()`` or ``[]``) as every dim for these reductions."""
     return None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
@@ -287,9 +295,10 @@ class Amax(ArrayFunction, name="AmaxBackward0"):
 
     @staticmethod
     def forward(ctx, x, axes, keepdim, is_max):
-        if builtins.any(x.shape[a] == 0 for a in axes) or (x.size == 0 and not axes):
-            raise IndexError(f"{'amax' if is_max else 'amin'}(): Expected reduction dim to have "
-                             "non-zero size.")
+        name = "amax" if is_max else "amin"
+        for a in axes:
+            if x.shape[a] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
         y = np.asarray(x.max(axis=axes, keepdims=True) if is_max else x.min(axis=axes, keepdims=True))
         ctx.axes, ctx.keepdim = axes, keepdim
         ctx.save_for_backward(x)
@@ -311,14 +320,14 @@ class Amin(Amax, name="AminBackward0"):
 @op("amax")
 def amax(input, dim=(), keepdim=False):
     """Max over ``dim`` (all dims when empty); gradient split evenly among ties."""
-    ds = dims(_all_if_empty(dim), input._data.ndim, "amax")
+    ds = _extremum_dims(input, dim, "amax")
     return Amax.apply(input, ds, bool(keepdim), True)
 
 
 @op("amin")
 def amin(input, dim=(), keepdim=False):
     """Min over ``dim`` (all dims when empty); gradient split evenly among ties."""
-    ds = dims(_all_if_empty(dim), input._data.ndim, "amin")
+    ds = _extremum_dims(input, dim, "amin")
     return Amin.apply(input, ds, bool(keepdim), False)
 
 
@@ -359,13 +368,15 @@ def _arg(input, dim, keepdim, fn, name):
     x = input._data
     if dim is None:
         if x.size == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
         r = np.asarray(fn(x.reshape(-1)))
         return _make(r.reshape((1,) * x.ndim if keepdim else ()).astype(np.int64))
     axis = dims(dim, x.ndim, name)[0] if x.ndim else None
     if axis is None:
         return _make(np.zeros((), np.int64))
+    if x.shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
     return _make(np.asarray(fn(x, axis=axis, keepdims=bool(keepdim))).astype(np.int64))
 
 
