@@ -49,10 +49,7 @@ SETTINGS = settings(
 )
 
 # Constructs the generator avoids while the bug they trigger is open (see the xfail tests below).
-KNOWN_BUGS: set = {
-    "stale-views",   # test_regression_inplace_on_stale_view: no in-place op on a view whose
-                     # storage was already written
-}
+KNOWN_BUGS: set = set()
 # (torch grad_fn name, tapegrad grad_fn name) pairs tolerated while the naming bug is open.
 KNOWN_NAME_DIFFS: set = {
     ("CloneBackward0", "UnsafeViewBackward0"),  # test_regression_matmul_broadcast_lhs_node_name
@@ -66,9 +63,6 @@ KNOWN_NAME_DIFFS: set = {
     ("FillBackward3", "CopySlices"),
     ("CopyBackwards", "CopySlices"),
     ("FillBackward3", "CopyBackwards"),
-    ("SliceBackward0", "AliasBackward0"),      # test_regression_negative_start_slice_node_names
-    ("SliceBackward0", "SelectBackward0"),
-    ("SliceBackward0", "UnsqueezeBackward0"),
 }
 
 # Compare stride() (dims of size > 1, non-empty tensors). Off while test_regression_output_layout
@@ -1459,11 +1453,9 @@ def test_regression_retain_grad_then_inplace():
     _same(case)
 
 
-@open_bug(
-    "an in-place op on a view whose base was modified in place after the view was made "
-    "(directly, or through another view) uses the view's stale history: the earlier in-place "
-    "op is dropped from the gradient")
 def test_regression_inplace_on_stale_view():
+    """Was a bug: an in-place op on a view whose base was modified in place after the view was
+    made used the view's stale history, dropping the earlier in-place op from the gradient."""
     def case(lib):
         out = []
         for f in (lambda v, a: (v.mul_(2), a.mul_(1)),
@@ -1492,11 +1484,9 @@ def test_regression_pow_tensor_exponent_zero_double_backward():
     _same(case)   # torch: [[-0.0, -0.08839], [0.0, 0.95217]]
 
 
-@open_bug(
-    "a slice with a negative start that covers the whole dim (x[:, -3:] on size 3, x[-5:] on "
-    "size 2) is skipped like a full slice; torch only skips start None/0, so the node is "
-    "SliceBackward0")
 def test_regression_negative_start_slice_node_names():
+    """Was a bug: a slice with a negative start covering the whole dim (x[:, -3:]) was skipped
+    like a full slice; torch only skips start None/0, so the node is SliceBackward0."""
     def case(lib):
         x = lib.ones(2, 3, requires_grad=True)
         return [type(y.grad_fn).__name__ for y in (x[-2:, :], x[:, -3:], x[:, -5:], x[..., -3:],

@@ -82,8 +82,9 @@ def _basic_name(idx, shape, single_slice):
         elif item is None:
             name = "UnsqueezeBackward0"
         elif isinstance(item, slice):
-            start, stop, step = item.indices(shape[dim])
-            if not (start == 0 and stop == shape[dim] and step == 1):
+            # torch skips only a slice written from the start (start None or 0), step 1, to the end
+            _, stop, step = item.indices(shape[dim])
+            if not (item.start in (None, 0) and stop == shape[dim] and step == 1):
                 name = "SliceBackward0"
             dim += 1
         else:

@@ -84,6 +84,8 @@ def _check_result(result, x, opname):
 def inplace(x, F, args, opname):
     """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
     check_writable(x, opname)
+    if x._base is not None and x._view_version != x._vc.v:
+        refresh_view(x)   # x's base changed since x's history was recorded
     recording = _state.grad_enabled and (
         x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
     if not recording:
