@@ -399,10 +399,12 @@ class NPMLP:
         t3 = _perf()
         return {"fwd": t1 - t0, "bwd": t2 - t1, "update": t3 - t2, "total": t3 - t0}
 
+    GRAD_NAMES = ("W1", "b1", "W2", "b2", "W3", "b3")
+
     def check(self):
         loss, grads, *_ = self._forward_backward()
         out = {"loss": np.asarray(loss, np.float32)}
-        for name, g in zip(("W1", "b1", "W2", "b2", "W3", "b3"), grads):
+        for name, g in zip(self.GRAD_NAMES, grads):
             out[name + ".grad"] = g
         return out
 
@@ -596,13 +598,8 @@ class NPCNN:
         return loss, [gcw1, gcb1, gcw2, gcb2, gfw, gfb], t0, t1, t2
 
     step = NPMLP.step
-
-    def check(self):
-        loss, grads, *_ = self._forward_backward()
-        out = {"loss": np.asarray(loss, np.float32)}
-        for name, g in zip(("conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc.w", "fc.b"), grads):
-            out[name + ".grad"] = g
-        return out
+    check = NPMLP.check
+    GRAD_NAMES = ("conv1.w", "conv1.b", "conv2.w", "conv2.b", "fc.w", "fc.b")
 
 
 class NPDeep:
