@@ -26,37 +26,28 @@ __all__ = ["run_backward", "call_node"]
 
 
 def _collect(root_nodes, targets):
-    """Reachable nodes with their dependency counts; pruned to nodes leading to ``targets``."""
+    """Dependency counts of the nodes reachable from the roots; with ``targets``, only of the
+    nodes that lead to one (returned as ``needed``)."""
     deps = {}
-    order = []
-    seen = set(root_nodes)
-    stack = list(root_nodes)
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        for e in node._edges:
-            if e is None:
-                continue
-            nxt = e[0]
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
     if targets is None:
+        seen = set(root_nodes)
+        stack = list(root_nodes)
+        while stack:
+            for e in stack.pop()._edges:
+                if e is None or e[0] is None:
+                    continue
+                nxt = e[0]
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
         return deps, None
-    # needed: a node that is a target or leads to one; children before parents in reversed order
+    # needed: a node that is a target or leads to one (children come before parents here)
     needed = set()
     for node in _postorder(root_nodes):
-        if node in targets:
+        if node in targets or any(e is not None and e[0] is not None and e[0] in needed
+                                  for e in node._edges):
             needed.add(node)
-            continue
-        for e in node._edges:
-            if e is not None and e[0] is not None and e[0] in needed:
-                needed.add(node)
-                break
-    deps = {}
     for node in needed:
         for e in node._edges:
             if e is not None and e[0] is not None and e[0] in needed:
