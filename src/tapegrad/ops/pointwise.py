@@ -816,11 +816,13 @@ def logical_not(input):
 
 @op("isnan")
 def isnan(input):
+    """Elementwise NaN test; a bool tensor with no gradient."""
     return _make(np.isnan(input._data))
 
 
 @op("isfinite")
 def isfinite(input):
+    """Elementwise test for finite values (not inf, not NaN); a bool tensor, no gradient."""
     return _make(np.isfinite(input._data))
 
 
@@ -832,6 +834,7 @@ def equal(input, other):
 
 @op("allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if |input - other| <= atol + rtol * |other| everywhere (a Python bool)."""
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

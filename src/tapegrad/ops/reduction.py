@@ -394,12 +394,14 @@ def argmin(input, dim=None, keepdim=False):
 
 @op("all")
 def all(input, dim=None, keepdim=False):  # noqa: A001
+    """True where every element (over ``dim``, or all) is nonzero; a bool tensor, no gradient."""
     axes = None if dim is None else dims(dim, input._data.ndim, "all")
     return _make(np.asarray(np.all(input._data, axis=axes, keepdims=keepdim)))
 
 
 @op("any")
 def any(input, dim=None, keepdim=False):  # noqa: A001
+    """True where some element (over ``dim``, or all) is nonzero; a bool tensor, no gradient."""
     axes = None if dim is None else dims(dim, input._data.ndim, "any")
     return _make(np.asarray(np.any(input._data, axis=axes, keepdims=keepdim)))
 

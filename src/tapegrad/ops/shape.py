@@ -123,6 +123,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 @op("unflatten")
 def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one may be -1); a view when possible. RuntimeError when
+    the sizes do not multiply to the dim's size."""
     d = _wrap_dim(dim, input._data.ndim, "unflatten")
     shp = input._data.shape
     sizes = infer_shape(tuple(sizes), shp[d], "unflatten")
@@ -320,6 +322,7 @@ Tensor.expand_as = _expand_as
 
 @op("broadcast_to")
 def broadcast_to(input, size):
+    """``expand(input, size)``: a read-only broadcast view (RuntimeError when not broadcastable)."""
     return expand(input, tuple(size))
 
 
