@@ -176,15 +176,29 @@ class ArrayFunction(Function):
     @classmethod
     def apply(cls, *args):
         arrays = []
-        needs = False
+        edges = []
+        rec = stale = False
+        # one pass gives the arrays and, for inputs that require grad, the edges (make_edges'
+        # work, inlined: this is the per-op hot path)
         for a in args:
             if isinstance(a, Tensor):
-                arrays.append(a._data)
+                arr = a._data
+                arrays.append(arr)
                 if a._requires_grad:
-                    needs = True
+                    rec = True
+                    if a._base is not None and a._view_version != a._vc.v:
+                        stale = True
+                    fn = a.grad_fn
+                    edges.append((fn if fn is not None else a._accumulator(), a._output_nr,
+                                  arr.shape, arr.dtype))
+                else:
+                    if a._base is not None and a._view_version != a._vc.v:
+                        stale = True
+                    edges.append(_NO_GRAD_EDGE)
             else:
                 arrays.append(a)
-        if not needs or not _state.grad_enabled:
+                edges.append(None)
+        if not rec or not _state.grad_enabled:
             try:
                 out = cls.forward(NULL_CTX, *arrays)
             except ValueError as e:
@@ -195,13 +209,13 @@ class ArrayFunction(Function):
             if cls._view:
                 _share_version(t, cls, args)
             return t
-        # recording: this is the per-op hot path, so the node is built without calling __init__
+        # recording: the node is built without calling __init__
         ctx = _new(cls._backward_cls)
         ctx._seq = _next_seq()
         ctx._saved = None
         ctx._n_out = 1
-        # edges first, so forward can save only what the needed gradients use (ctx.needs(i))
-        ctx._edges = make_edges(args)
+        # edges before forward, so it can save only what the needed gradients use (ctx.needs(i))
+        ctx._edges = make_edges(args) if stale else edges
         try:
             out = cls.forward(ctx, *arrays)
         except ValueError as e:
@@ -210,25 +224,44 @@ class ArrayFunction(Function):
             outs = tuple(_make(o) for o in out)
             record(ctx, args, arrays, outs)
             return outs
-        t = _make(out)
+        if type(out) is not _nd:
+            # NumPy gives a 0-d result as a scalar: save the array the output holds, so a saved
+            # result stays tied to its output (and differentiable under create_graph)
+            arr = _asarray(out)
+            if ctx._saved is not None:
+                ctx._saved = tuple(arr if s is out else s for s in ctx._saved)
+            out = arr
+        t = _new(Tensor)
+        t._data = out
+        if _state.inference:
+            t._extra = {"inference": True}
         if ctx._special is None:
-            if t._data.dtype.kind == "f":
+            if out.dtype.kind == "f":
                 t.grad_fn = ctx
                 t._requires_grad = True
+            else:
+                t.grad_fn = None
+                t._requires_grad = False
         else:
+            t.grad_fn = None
+            t._requires_grad = False
             _record_outputs(ctx, (t,), ctx._special)
-        if ctx._saved is not None:
-            if t._data is not out:
-                # NumPy gives a 0-d result as a scalar: save the array the output holds, so a saved
-                # result stays tied to its output (and differentiable under create_graph)
-                ctx._saved = tuple(t._data if s is out else s for s in ctx._saved)
-            ctx._saved = _pack(ctx, ctx._saved, args, arrays, (t,))
+        saved = ctx._saved
+        if saved is not None:
+            if len(saved) == 1 and saved[0] is out and not cls._view:
+                # the usual single saved result (tanh, exp, sigmoid...): no search needed
+                vc = t._vc = VersionCounter()
+                ctx._saved = [("o", out, vc, 0, 0, user_frame())]
+            else:
+                ctx._saved = _pack(ctx, saved, args, arrays, (t,))
         if cls._view:
             _share_version(t, cls, args)
         return t
 
 
 _new = object.__new__
+_nd = np.ndarray
+_asarray = np.asarray
 _next_seq = _seq_counter.__next__
 
 
@@ -288,8 +321,11 @@ def refresh_view(view):
     view._view_version = view._vc.v
 
 
+_NO_GRAD_EDGE = (None, 0, None, None)
+
+
 def make_edges(args):
-    """One edge per forward argument: None for a non-tensor, (None, 0, shape, dtype) for a tensor
+    """One edge per forward argument: None for a non-tensor, (None, 0, None, None) for a tensor
     that needs no gradient, else (grad_fn or the leaf's AccumulateGrad, output_nr, shape, dtype).
     The shape and dtype let the engine check (and un-broadcast) the gradient for that input."""
     edges = []
@@ -309,7 +345,7 @@ def make_edges(args):
                 else:
                     edges.append((fn, a._output_nr, arr.shape, arr.dtype))
             else:
-                edges.append((None, 0, arr.shape, arr.dtype))
+                edges.append(_NO_GRAD_EDGE)
         else:
             edges.append(None)
     return edges
@@ -358,11 +394,16 @@ def _pack(node, items, args, fwd_inputs, outputs):
     version, output_nr, where) or ("c", constant). Outputs are kept as arrays, not Tensors, so a
     node never holds a tensor whose grad_fn is itself (no reference cycle)."""
     saved = []
-    where = user_frame()
+    where = None
     for item in items:
         if item is None:
             saved.append(None)
             continue
+        if type(item) is not _nd and not isinstance(item, Tensor):
+            saved.append(("c", item))
+            continue
+        if where is None:
+            where = user_frame()
         for i, f in enumerate(fwd_inputs):
             if item is f and isinstance(args[i], Tensor):
                 t = args[i]

@@ -25,18 +25,19 @@ _in_pkg: dict = {}
 
 
 def user_frame():
-    """(code, line) of the innermost frame outside the tapegrad package; cheap enough to take on
-    every recorded op (a dict lookup per frame), and formatted only when an error needs it."""
+    """(code, instruction offset) of the innermost frame outside the tapegrad package; cheap
+    enough to take on every recorded op, and turned into a line only when an error needs it
+    (``f_lineno`` costs more than the rest of the walk together)."""
     f = sys._getframe(2)
-    cache = _in_pkg
+    get = _in_pkg.get
     while f is not None:
         code = f.f_code
-        # keyed by id: hashing a code object hashes its bytecode and constants every time
-        inside = cache.get(id(code))
+        # keyed by file name: a str caches its hash (a code object hashes its bytecode each time)
+        inside = get(code.co_filename)
         if inside is None:
-            inside = cache[id(code)] = code.co_filename.startswith(_PKG_DIR)
+            inside = _in_pkg[code.co_filename] = code.co_filename.startswith(_PKG_DIR)
         if not inside:
-            return code, f.f_lineno
+            return code, f.f_lasti
         f = f.f_back
     return None
 
@@ -55,7 +56,12 @@ def user_stacklevel() -> int:
 def format_where(where) -> str:
     if where is None:
         return "<unknown>"
-    code, line = where
+    code, lasti = where
+    line = code.co_firstlineno
+    for start, end, ln in code.co_lines():
+        if start <= lasti < end:
+            line = ln if ln is not None else line
+            break
     return f"{code.co_filename}:{line} (in {code.co_name})"
 
 

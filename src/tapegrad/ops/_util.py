@@ -36,11 +36,11 @@ def promote(a, b):
             if a.dtype is b.dtype:
                 return a, b
         elif type(b) is float and a.dtype.kind == "f":
-            return a, b
+            return a, weak_scalar(b, a.dtype)
         elif type(b) is int and a.dtype.kind in "fiu":
-            return a, b
+            return a, (weak_scalar(b, a.dtype) if a.dtype.kind == "f" else b)
     elif type(b) is _nd and type(a) is float and b.dtype.kind == "f":
-        return a, b
+        return weak_scalar(a, b.dtype), b
     target = _dtype.result_type(a, b).np
     if type(a) is _nd and a.dtype != target:
         a = a.astype(target)
@@ -51,6 +51,27 @@ def promote(a, b):
     elif type(b) is not _nd:
         b = _scalar(b, target)
     return a, b
+
+
+_weak: dict = {}
+
+
+def weak_scalar(v, dtype):
+    """A Python number as a cached read-only 0-d array of the float array's dtype it meets: the
+    value NumPy would compute with (it casts a weak Python scalar to the array's dtype), at about a
+    third of the cost per ufunc call (converting a Python float is most of a small op's time).
+    Zero is left alone (-0.0 == 0.0 as a dict key), and so is a number a float cannot hold."""
+    if not v or not -1e300 < v < 1e300:
+        return v
+    key = (v, dtype)
+    arr = _weak.get(key)
+    if arr is None:
+        if len(_weak) > 512:    # varying numbers (a decaying learning rate): stay bounded
+            _weak.clear()
+        arr = np.array(v, dtype)
+        arr.flags.writeable = False
+        _weak[key] = arr
+    return arr
 
 
 def _scalar(v, target):
