@@ -30,17 +30,20 @@ def _collect(root_nodes, targets):
     nodes that lead to one (returned as ``needed``)."""
     deps = {}
     if targets is None:
-        seen = set(root_nodes)
+        roots = set(root_nodes)
         stack = list(root_nodes)
         while stack:
             for e in stack.pop()._edges:
-                if e is None or e[0] is None:
-                    continue
-                nxt = e[0]
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+                if e is not None:
+                    nxt = e[0]
+                    if nxt is not None:
+                        if nxt in deps:
+                            deps[nxt] += 1
+                        else:
+                            # first time reached: walk on from it (a root is walked already)
+                            deps[nxt] = 1
+                            if nxt not in roots:
+                                stack.append(nxt)
         return deps, None
     # needed: a node that is a target or leads to one (children come before parents here)
     needed = set()
@@ -186,8 +189,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     prev_mode = _state.grad_enabled
     _state.grad_enabled = create_graph
     try:
-        while heap:
-            node = pop(heap)[1]
+        node = pop(heap)[1] if heap else None
+        while node is not None:
             grads = buffers.pop(node)
             cls = node.__class__
             if node._rare or cls is AccumulateGrad:
@@ -206,10 +209,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if cls is AccumulateGrad:
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
                     staged.append((node.variable, grads[0]))
+                node = pop(heap)[1] if heap else None
                 continue
             edges = node._edges
             if needed is not None and not any(
                     e is not None and e[0] is not None and e[0] in needed for e in edges):
+                node = pop(heap)[1] if heap else None
                 continue
             res = None
             if node._rare or len(grads) != 1:
@@ -226,6 +231,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     res = (res,)
                 if len(res) != len(edges):
                     res = _fix_count(node, res)
+            ready = None
             for i, e in enumerate(edges):
                 if e is None:
                     continue
@@ -253,7 +259,18 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 if d == 0:
                     if nxt not in buffers:
                         buffers[nxt] = [None] * nxt._n_out
-                    push(heap, (-nxt._seq, nxt))
+                    if ready is None:
+                        ready = nxt
+                    else:
+                        push(heap, (-nxt._seq, nxt))
+            # a node made ready here runs next without a trip through the heap when nothing
+            # queued is newer (a chain never touches the heap); the order is the heap's order
+            if ready is not None and (not heap or heap[0][0] > -ready._seq):
+                node = ready
+            else:
+                if ready is not None:
+                    push(heap, (-ready._seq, ready))
+                node = pop(heap)[1] if heap else None
     finally:
         _state.grad_enabled = prev_mode
     if accumulate:

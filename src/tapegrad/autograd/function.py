@@ -175,6 +175,9 @@ class ArrayFunction(Function):
 
     @classmethod
     def apply(cls, *args):
+        if not _state.grad_enabled:
+            # inside backward (or no_grad): nothing to record, so no edges to make
+            return cls._untracked(args, [a._data if isinstance(a, Tensor) else a for a in args])
         arrays = []
         edges = []
         rec = stale = False
@@ -198,18 +201,9 @@ class ArrayFunction(Function):
             else:
                 arrays.append(a)
                 edges.append(None)
-        if not rec or not _state.grad_enabled:
-            try:
-                out = cls.forward(NULL_CTX, *arrays)
-            except ValueError as e:
-                raise forward_error(cls, args, e) from None
-            if type(out) is tuple:
-                return tuple(_make(o) for o in out)
-            t = _make(out)
-            if cls._view:
-                _share_version(t, cls, args)
-            return t
-        # recording: the node is built without calling __init__
+        if not rec:
+            return cls._untracked(args, arrays)
+        # recording, the per-op hot path: inline, and the node is built without __init__
         ctx = _new(cls._backward_cls)
         ctx._seq = _next_seq()
         ctx._saved = None
@@ -254,6 +248,20 @@ class ArrayFunction(Function):
                 ctx._saved = [("o", out, vc, 0, 0, user_frame())]
             else:
                 ctx._saved = _pack(ctx, saved, args, arrays, (t,))
+        if cls._view:
+            _share_version(t, cls, args)
+        return t
+
+
+    @classmethod
+    def _untracked(cls, args, arrays):
+        try:
+            out = cls.forward(NULL_CTX, *arrays)
+        except ValueError as e:
+            raise forward_error(cls, args, e) from None
+        if type(out) is tuple:
+            return tuple(_make(o) for o in out)
+        t = _make(out)
         if cls._view:
             _share_version(t, cls, args)
         return t

@@ -36,7 +36,8 @@ def promote(a, b):
             if a.dtype is b.dtype:
                 return a, b
         elif type(b) is float and a.dtype.kind == "f":
-            return a, weak_scalar(b, a.dtype)
+            w = _weak.get((b, a.dtype))   # weak_scalar's cache, inlined: the hottest case
+            return a, (w if w is not None else weak_scalar(b, a.dtype))
         elif type(b) is int and a.dtype.kind in "fiu":
             return a, (weak_scalar(b, a.dtype) if a.dtype.kind == "f" else b)
     elif type(b) is _nd and type(a) is float and b.dtype.kind == "f":
