@@ -39,6 +39,61 @@ def test_hook_order_and_arguments_match_torch():
     assert ours == ref
 
 
+def _node_order(lib):
+    # chains (run without the ready queue) meeting branches (run through it): the order nodes
+    # run in must still be torch's (newest ready node first)
+    x = lib.tensor([0.5, 1.5], requires_grad=True)
+    a = x * 2
+    b = a.exp().sin()
+    c = (a + 1).tanh()
+    d = (b * c).cos() + c.sigmoid() * a
+    out = (d * 3 - b).sum()
+    order, seen, stack = [], set(), [out.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        node.register_prehook(lambda go, n=type(node).__name__: order.append(n))
+        stack.extend(fn for fn, _ in node.next_functions)
+    out.backward()
+    return order, x.grad.tolist()
+
+
+def test_node_run_order_matches_torch():
+    ours, ref = (_node_order(lib) for lib in _libs())
+    assert ours[0] == ref[0] and ours[0][-1] == "AccumulateGrad"
+    np.testing.assert_allclose(ours[1], ref[1], rtol=1e-6)
+
+
+def _accumulate_grad_hooks(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    seen = []
+    acc.register_prehook(lambda go: seen.append(("pre", go[0].tolist())) or (go[0] * 10,))
+    acc.register_hook(lambda gi, go: seen.append(("post", gi, go[0].tolist(), x.grad.tolist())))
+    x.register_hook(lambda g: seen.append(("tensor", g.tolist())))
+    y.sum().backward()
+    return seen, x.grad.tolist()
+
+
+def test_accumulate_grad_node_hooks_match_torch():
+    """Was a bug: hooks registered on a leaf's AccumulateGrad node never ran."""
+    ours, ref = (_accumulate_grad_hooks(lib) for lib in _libs())
+    assert ours == ref
+
+
+def test_raising_accumulate_grad_hook_leaves_grad_unchanged():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = tg.tensor([5.0, 5.0])
+    y = x * 2
+    y.grad_fn.next_functions[0][0].register_hook(lambda gi, go: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        y.sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
+
 def test_tensor_hook_replaces_gradient_and_handle_removes_it():
     for lib in _libs():
         x = lib.tensor([1.0, 2.0], requires_grad=True)

@@ -171,3 +171,14 @@ def test_inplace_in_no_grad_on_non_leaf_keeps_history():
     with tg.no_grad():
         h.add_(1)
     assert type(h.grad_fn).__name__ == "MulBackward0"
+
+
+def test_version_error_names_the_position_of_the_saved_tensor():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    b = tg.tensor([3.0, 4.0], requires_grad=True)
+    h = b * 1
+    y = (a * h).sum()
+    h.add_(1)   # h is MulBackward0's saved tensor 1 (a's gradient needs it)
+    with pytest.raises(RuntimeError, match=r"saved tensor 1 of MulBackward0 \(an input of the op"):
+        y.backward()
+    assert a.grad is None and b.grad is None

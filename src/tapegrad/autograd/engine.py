@@ -114,14 +114,19 @@ def _fix_count(node, grads):
         f"got {len(grads)}): backward must return one gradient (or None) per argument of forward")
 
 
+def _run_prehooks(node, grads):
+    for hook in list(node._prehooks.values()):
+        r = hook(tuple(grads))
+        if r is not None:
+            grads = list(r)
+    return grads
+
+
 def call_node(node, grads):
     """Run one node's backward on its output gradients, with its hooks; returns one checked
     gradient (or None) per forward argument."""
     if node._prehooks is not None:
-        for hook in list(node._prehooks.values()):
-            r = hook(tuple(grads))
-            if r is not None:
-                grads = list(r)
+        grads = _run_prehooks(node, grads)
     meta = node._out_meta
     sp = node._special
     if meta is not None and (sp is None or sp.get("materialize", True)):
@@ -185,6 +190,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     staged = []       # (tensor, grad): committed into .grad only after the walk succeeded
     captured = [None] * (len(inputs) if inputs is not None else 0)
     ran = []
+    acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
     pop, push = heapq.heappop, heapq.heappush
     prev_mode = _state.grad_enabled
     _state.grad_enabled = create_graph
@@ -193,7 +199,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         while node is not None:
             grads = buffers.pop(node)
             cls = node.__class__
-            if node._rare or cls is AccumulateGrad:
+            rare = node._rare
+            if rare or cls is AccumulateGrad:
                 if node._tensor_prehooks is not None:
                     _run_tensor_prehooks(node, grads)
                 if node._retain is not None:
@@ -207,8 +214,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     if accumulate and cls is not AccumulateGrad and grads[nr] is not None:
                         staged.append((t, grads[nr]))
             if cls is AccumulateGrad:
+                if rare and node._prehooks is not None:
+                    grads = _run_prehooks(node, grads)
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
                     staged.append((node.variable, grads[0]))
+                    if rare and node._hooks is not None:
+                        acc_hooks.append((node, grads[0]))
                 node = pop(heap)[1] if heap else None
                 continue
             edges = node._edges
@@ -217,7 +228,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 node = pop(heap)[1] if heap else None
                 continue
             res = None
-            if node._rare or len(grads) != 1:
+            if rare or len(grads) != 1:
                 for g in grads:
                     if g is not None:
                         ran.append(node)
@@ -241,7 +252,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 if res is not None:
                     g = res[i]
                     if g is not None:
-                        if type(g) is not Tensor or g._data.shape != e[2] or g._data.dtype != e[3]:
+                        # (a dtype is compared by identity first: NumPy's are singletons)
+                        if type(g) is not Tensor or g._data.shape != e[2] or \
+                                g._data.dtype is not e[3]:
                             g = _fix_grad(node, i, g, e)
                         buf = buffers.get(nxt)
                         if buf is None:
@@ -274,7 +287,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     finally:
         _state.grad_enabled = prev_mode
     if accumulate:
-        _commit(staged, create_graph, root_grads)
+        _commit(staged, create_graph, root_grads, acc_hooks)
     if not retain_graph:
         for node in ran:
             if node._saved is not None:
@@ -328,15 +341,17 @@ def _accumulable(buf, g):
             and arr.dtype == g._data.dtype)
 
 
-def _commit(staged, create_graph, root_grads):
-    """Write the staged gradients into ``.grad``, then run post-accumulate hooks. If a hook
+def _commit(staged, create_graph, root_grads, acc_hooks):
+    """Write the staged gradients into ``.grad``, then run post-accumulate hooks, then the hooks
+    registered on AccumulateGrad nodes (``hook((), (grad,))``, as torch calls them). If a hook
     raises, every ``.grad`` is put back as it was (with such hooks present, accumulation is out of
     place so the old tensors survive), keeping the promise that a failing backward changes no
     gradient; what the hooks themselves did is theirs."""
     seen = {id(g._data) for g in root_grads}
     post = [t for t, _ in staged if t._extra is not None and t.grad_fn is None
             and t._extra.get("post_acc_hooks")]
-    before = [(t, t._grad) for t, _ in staged] if post else None
+    hooked = bool(post or acc_hooks)
+    before = [(t, t._grad) for t, _ in staged] if hooked else None
     for t, g in staged:
         if t._grad is None:
             if create_graph:
@@ -346,7 +361,7 @@ def _commit(staged, create_graph, root_grads):
                 arr = g._data if _owned(g, seen) else g._data.copy()
                 seen.add(id(arr))
                 t._grad = _make(arr)
-        elif create_graph or post:
+        elif create_graph or hooked:
             t._grad = t._grad + g
         else:
             t._grad._data += g._data
@@ -354,6 +369,9 @@ def _commit(staged, create_graph, root_grads):
         for t in post:
             for hook in list(t._extra["post_acc_hooks"].values()):
                 hook(t)
+        for node, g in acc_hooks:
+            for hook in list(node._hooks.values()):
+                hook((), (g,))
     except BaseException:
         for t, old in reversed(before):
             t._grad = old

@@ -52,9 +52,6 @@ class BackwardNode(Node):
             self._rare = True
         sp[key] = value
 
-    @property
-    def saved_tensors(self):
-        return unpack_saved(self)
 
     @property
     def needs_input_grad(self):
@@ -459,6 +456,11 @@ def freed_error(node):
         f"(e.g. a hidden state carried across steps), call .detach() on it before reusing it.")
 
 
+def _position(saved, e):
+    # by identity: == on entries would compare the tensors inside them
+    return next(k for k, x in enumerate(saved) if x is e)
+
+
 def unpack_saved(node):
     """The node's saved tensors, checked against the versions recorded when they were saved."""
     saved = node._saved
@@ -467,33 +469,45 @@ def unpack_saved(node):
             raise freed_error(node)
         return ()
     out = []
-    for i, e in enumerate(saved):
+    for e in saved:
         if e is None:
             out.append(None)
             continue
         kind = e[0]
-        if kind == "i":
-            t = e[1]
-            vc = t._vc
-            if vc is not None and vc.v != e[2]:
-                raise version_error(node, i, t._data.shape, t._data.dtype, e[2], vc.v, e[3], vc,
-                                    "an input of the op")
-            out.append(t)
-        elif kind == "o":
+        if kind == "o":
             arr, vc = e[1], e[2]
             if vc.v != e[3]:
-                raise version_error(node, i, arr.shape, arr.dtype, e[3], vc.v, e[5], vc,
-                                    f"output {e[4]} of {node.name()}")
-            t = _make(arr, vc)
+                raise version_error(node, _position(saved, e), arr.shape, arr.dtype, e[3], vc.v, e[5],
+                                    vc, f"output {e[4]} of {node.name()}")
+            t = _new(Tensor)
+            t._data = arr
+            t._vc = vc
+            if _state.inference:
+                t._extra = {"inference": True}
             if arr.dtype.kind == "f":
                 t.grad_fn = node
                 t._output_nr = e[4]
                 t._requires_grad = True
+            else:
+                t.grad_fn = None
+                t._requires_grad = False
+            out.append(t)
+        elif kind == "i":
+            t = e[1]
+            vc = t._vc
+            if vc is not None and vc.v != e[2]:
+                raise version_error(node, _position(saved, e), t._data.shape, t._data.dtype, e[2],
+                                    vc.v, e[3], vc, "an input of the op")
             out.append(t)
         else:
             v = e[1]
             out.append(_make(v) if isinstance(v, np.ndarray) else v)
     return tuple(out)
+
+
+BackwardNode.saved_tensors = property(unpack_saved, doc="""The tensors given to
+``save_for_backward``, each checked against the version it had when saved (RuntimeError naming
+both source lines if it was modified in place since).""")
 
 
 def once_differentiable(fn):
