@@ -97,7 +97,6 @@ class KnownBug(Exception):
 # Open bugs with an xfail test, as regexes: where torch runs and tapegrad raises, the tapegrad
 # message (KNOWN_ERRORS); where torch raises, the torch message (KNOWN_TORCH_ERRORS).
 KNOWN_ERRORS = [
-    r"tensor.mT is only supported on matrices",  # test_regression_zero_dim_mT
     r"view size is not compatible with input tensor's size and stride",  # ..._output_layout
     r"which is an expanded view or otherwise read-only",  # ..._write_into_slice_of_expanded
 ]
@@ -272,9 +271,6 @@ def _strides(t):
 
 def compare(prog, what, t, g, *, grads=False):
     if t is None or g is None:
-        if (what.startswith("d s/d") and g is None
-                and any(op in prog.source() for op in ("abs", "relu"))):
-            raise KnownBug(what)   # test_regression_abs_relu_double_backward
         if not (t is None and g is None):
             prog.fail(f"{what}: torch gives {t!r}, tapegrad gives {g!r}")
         return
@@ -299,11 +295,6 @@ def compare(prog, what, t, g, *, grads=False):
             raise KnownBug(what)   # test_regression_view_created_in_no_grad
         if t.requires_grad and "no_grad" in prog.source() and not grads:
             raise KnownBug(what)   # ... or computed from one
-        if (what.startswith("d out/d") and t.requires_grad
-                and any(op in prog.source() for op in ("abs", "relu"))):
-            raise KnownBug(what)   # test_regression_abs_relu_double_backward
-        if what.startswith("d out/d") and not t.requires_grad and "** 0\n" in prog.source():
-            raise KnownBug(what)   # test_regression_pow_zero_double_backward
         if (what.startswith("d out/d") and not t.requires_grad
                 and re.search(r"\bcat\(", prog.source())):
             raise KnownBug(what)   # test_regression_cat_empty_input_double_backward
@@ -491,7 +482,7 @@ def gen_shape(p, a):
         return t.format(a=a, args=", ".join(map(str, perm)) or "()", tup=_tuple(perm))
     if kind == "T":
         opts = ["{a}.T"]
-        if nd >= 2:
+        if nd >= 2 or nd == 0:
             opts.append("{a}.mT")
         if nd <= 2:
             opts += ["{a}.t()", "torch.t({a})"]
@@ -1027,10 +1018,9 @@ def test_regression_matmul_broadcast_lhs_node_name():
     _same(case)
 
 
-@open_bug(
-    "Tensor.mT on a 0-d tensor raises RuntimeError; torch (with a deprecation warning) "
-    "returns the tensor itself")
 def test_regression_zero_dim_mT():
+    """Was a bug (found by the properties): Tensor.mT on a 0-d tensor raised RuntimeError; torch
+    (with a deprecation warning) returns the tensor itself."""
     def case(lib):
         x = lib.tensor(1.5, requires_grad=True)
         with warnings.catch_warnings():
@@ -1092,11 +1082,10 @@ def test_regression_tensor_where_method():
     _same(case)
 
 
-@open_bug(
-    "with create_graph=True the gradient of abs/relu does not require grad (torch: "
-    "MulBackward0/ThresholdBackwardBackward0), so a second grad raises RuntimeError (or, with "
-    "allow_unused, gives None) instead of zeros")
 def test_regression_abs_relu_double_backward():
+    """Was a bug (found by the properties): with create_graph=True the second derivative of
+    abs/relu was not connected (a second grad raised, or with allow_unused gave None); torch
+    gives connected zeros."""
     def case(lib):
         out = []
         for f in (lambda x: x.abs(), lambda x: x.relu()):
@@ -1104,7 +1093,8 @@ def test_regression_abs_relu_double_backward():
             g, = lib.autograd.grad(f(x).sum(), x, create_graph=True)
             out.append(g.requires_grad)
             try:
-                out.append(lib.autograd.grad(g.sum(), x)[0].tolist())
+                # (+ 0: torch's zero gradient of abs is a storage-less "zero tensor")
+                out.append((lib.autograd.grad(g.sum(), x)[0] + 0).tolist())
             except RuntimeError:
                 out.append("RuntimeError")
         x = lib.tensor([1.5, -0.5], requires_grad=True)
@@ -1350,10 +1340,10 @@ def test_regression_copy_from_number():
     _same(case)
 
 
-@open_bug(
-    "x ** 0 backward with create_graph=True returns a gradient connected to the graph when "
-    "the incoming grad requires grad; torch returns zeros_like(x) (requires_grad=False)")
 def test_regression_pow_zero_double_backward():
+    """Was a bug (found by the properties): x ** 0 backward with create_graph=True returned a
+    gradient connected to the graph when the incoming grad required grad; torch returns
+    zeros_like(x) (requires_grad=False)."""
     def case(lib):
         x = lib.tensor([2.0], requires_grad=True)
         g, = lib.autograd.grad((x ** 0).tanh().sum(), x, create_graph=True)

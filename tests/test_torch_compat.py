@@ -118,3 +118,39 @@ def test_inplace_floor_divide_and_remainder():
         y %= 3
         out.append((x.tolist(), alias is x, x._version, y.tolist()))
     assert out[0] == out[1]
+
+
+SCALAR_CASES = [
+    ("mul", lambda x, s: x * s), ("rmul", lambda x, s: s * x), ("add", lambda x, s: x + s),
+    ("sub", lambda x, s: x - s), ("rsub", lambda x, s: s - x), ("div", lambda x, s: x / s),
+    ("rdiv", lambda x, s: s / x), ("pow", lambda x, s: x ** s),
+    ("min", lambda x, s: x.clamp(min=s)), ("max", lambda x, s: x.clamp(max=s)),
+    ("gt", lambda x, s: x > s),
+]
+SCALARS = [1.0001, -0.0, 0.0, float("nan"), float("inf"), 1e39, 3, -7, 2 ** 40, 0.1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", [n for n, _ in SCALAR_CASES])
+def test_python_scalar_operands_match_torch(name, dtype):
+    """Python numbers meeting a float tensor go through a cache of 0-d arrays: the values, signs
+    of zero, nan/inf and overflow must stay exactly torch's (and the cache must not mix up 0.0
+    and -0.0, or 1 and 1.0 of another dtype)."""
+    torch = _torch()
+    fn = dict(SCALAR_CASES)[name]
+    data = [0.5, -1.25, 0.0, 3.0]
+    for s in SCALARS * 2:     # twice: the second round reads the cache
+        try:
+            ref = fn(torch.tensor(data, dtype=getattr(torch, dtype), requires_grad=True), s)
+        except (RuntimeError, OverflowError) as e:   # clamp to a bound float32 cannot hold
+            with pytest.raises(type(e), match="without overflow|too big"):
+                fn(tg.tensor(data, dtype=getattr(tg, dtype), requires_grad=True), s)
+            continue
+        ours = fn(tg.tensor(data, dtype=getattr(tg, dtype), requires_grad=True), s)
+        assert str(ours.dtype).split(".")[1] == str(ref.dtype).split(".")[1], s
+        a, b = ours.detach().numpy(), ref.detach().numpy()
+        if name == "pow":   # torch's pow kernel and NumPy's differ by an ulp at times
+            np.testing.assert_allclose(a, b, rtol=2e-7 if dtype == "float32" else 1e-15)
+            continue
+        np.testing.assert_array_equal(a, b, err_msg=f"{name} {s!r}")
+        assert (np.signbit(a) == np.signbit(b)).all(), (name, s)

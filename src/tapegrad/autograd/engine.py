@@ -276,6 +276,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         ready = nxt
                     else:
                         push(heap, (-nxt._seq, nxt))
+            # drop the loop's reference to the last gradient passed on: the next backward may
+            # reuse a gradient's buffer only when the engine alone holds it (a reference count)
+            g = None
             # a node made ready here runs next without a trip through the heap when nothing
             # queued is newer (a chain never touches the heap); the order is the heap's order
             if ready is not None and (not heap or heap[0][0] > -ready._seq):

@@ -66,14 +66,38 @@ def mm_grads(ctx, g, a, b, ia, ib):
     """grad_a = g @ b^T and grad_b = a^T @ g (for ``a @ b``), each computed in the memory layout
     its input had (``ctx.layout``): a transposed input gets a transposed gradient (torch's layout
     contract). So the gradient of nn.Linear's ``weight.t()`` is contiguous once transposed back,
-    and is stored as ``.grad`` without a copy."""
+    and is stored as ``.grad`` without a copy. The products are MmT nodes, which transpose their
+    operands themselves: a transposed operand costs no op of its own."""
     a_t, b_t = ctx.layout
     ga = gb = None
     if ctx.needs(ia):
-        ga = (b @ g.t()).t() if a_t else g @ b.t()
+        ga = MmT.apply(b, g, False, True).t() if a_t else MmT.apply(g, b, False, True)
     if ctx.needs(ib):
-        gb = (g.t() @ a).t() if b_t else a.t() @ g
+        gb = MmT.apply(g, a, True, False).t() if b_t else MmT.apply(a, g, True, False)
     return ga, gb
+
+
+class MmT(ArrayFunction, name="MmBackward0"):
+    """op(a) @ op(b) for 2-D a and b, where op transposes its operand when the flag (``ta``,
+    ``tb``) is set. Derivative, with A = op(a), B = op(b): grad_A = grad @ B^T and
+    grad_B = A^T @ grad, taken back through op; each is again such a product."""
+
+    @staticmethod
+    def forward(ctx, a, b, ta, tb):
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+        ctx.flags = (ta, tb)
+        return np.matmul(a.T if ta else a, b.T if tb else b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ta, tb = ctx.flags
+        ga = gb = None
+        if ctx.needs(0):
+            ga = MmT.apply(b, g, tb, True) if ta else MmT.apply(g, b, False, not tb)
+        if ctx.needs(1):
+            gb = MmT.apply(g, a, True, ta) if tb else MmT.apply(a, g, not ta, False)
+        return ga, gb, None, None
 
 
 class Mv(Matmul, name="MvBackward0"):

@@ -5,10 +5,13 @@ handled here: the engine sums a gradient back to its input's shape in one place.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import ArrayFunction
+from ..autograd.function import NULL_CTX, ArrayFunction
+from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, broadcast_error, check_operand, float_result, promote, to_float
 
@@ -29,8 +32,8 @@ class Add(ArrayFunction, name="AddBackward0", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
-        alpha = ctx.__dict__.get("alpha")
-        return (g, g) if alpha is None else (g, g * alpha, None)
+        # a third argument means alpha != 1 was given (and kept in ctx.alpha)
+        return (g, g) if len(ctx._edges) == 2 else (g, g * ctx.alpha, None)
 
 
 class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
@@ -49,8 +52,7 @@ class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
-        alpha = ctx.__dict__.get("alpha")
-        return (g, -g) if alpha is None else (g, g * -alpha, None)
+        return (g, -g) if len(ctx._edges) == 2 else (g, g * -ctx.alpha, None)
 
 
 class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=2):
@@ -71,16 +73,23 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
 
     @staticmethod
     def forward(ctx, a, b):
-        # each gradient needs only the other operand: save just that (torch does the same, so
-        # changing an operand in place is an error only when its value is really needed)
-        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+        if ctx is not NULL_CTX:
+            # each gradient needs only the other operand: save just that (torch does the same, so
+            # changing an operand in place is an error only when its value is really needed)
+            ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
         a, b = promote(a, b)
         return a * b
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return (g * b if ctx.needs(0) else None), (g * a if ctx.needs(1) else None)
+        gb = g * a if ctx.needs(1) else None
+        if ctx.needs(0) and isinstance(b, Tensor):
+            arr = _spare(g, b._data)
+            if arr is not None:     # g is the engine's alone: the product goes into its buffer
+                arr *= b._data
+                return g, gb
+        return (g * b if ctx.needs(0) else None), gb
 
 
 class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
@@ -89,7 +98,8 @@ class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs(1) else None, b)
+        if ctx is not NULL_CTX:
+            ctx.save_for_backward(a if ctx.needs(1) else None, b)
         a, b = float_result(a, b)
         return a / b
 
@@ -150,7 +160,8 @@ class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
         x, = ctx.saved_tensors
         e = ctx.exponent
         if e == 0:
-            return g * 0.0, None
+            # torch returns zeros_like(x): not connected to g's graph
+            return _make(np.zeros(g._data.shape, g._data.dtype)), None
         if e == 2:
             return g * 2 * x, None
         return g * e * x ** (e - 1), None
@@ -205,6 +216,32 @@ class RPow(ArrayFunction, name="PowBackward2", scalar_edges=2):
 
 
 # ---- unary math ---------------------------------------------------------------------------------
+def _spare(g, like):
+    """The array of gradient ``g`` when a backward may write its result there instead of into a
+    new array (as hand-written code updates its gradient in place): only in a plain backward (no
+    graph recorded), for a gradient nobody but the engine can see. The engine's single-output path
+    keeps ``g`` in the node's gradient list while the backward runs, so here g has at least four
+    references (that list, the backward's argument, this argument, getrefcount's); any more may be
+    a holder that would see the change (a retained or captured gradient, one passed to several
+    inputs or to hooks, the user's own, the engine's call_node path), so g is then left alone. Its
+    array must be referenced by g alone, own its memory, be writeable and have the result's shape
+    and dtype (``like``'s)."""
+    if _grad_state.grad_enabled or sys.getrefcount(g) > 4:
+        return None
+    arr = g._data
+    # references to arr: g's slot, the local, getrefcount's argument
+    if (arr.base is not None or sys.getrefcount(arr) > 3 or not arr.flags.writeable
+            or arr.shape != like.shape or arr.dtype != like.dtype):
+        return None
+    return arr
+
+
+def _unit(g):
+    """Whether g is one value broadcast everywhere and that value is 1 (the gradient ``sum``
+    hands back), so that multiplying by it can be skipped."""
+    return g.size > 0 and not any(g.strides) and g.item(0) == 1
+
+
 class Exp(ArrayFunction, name="ExpBackward0"):
     """e ** x. derivatives.yaml: self: grad * result."""
 
@@ -217,7 +254,11 @@ class Exp(ArrayFunction, name="ExpBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
-        return g * y
+        arr = _spare(g, y._data)
+        if arr is None:
+            return g * y
+        arr *= y._data
+        return g
 
 
 class Log(ArrayFunction, name="LogBackward0"):
@@ -232,7 +273,12 @@ class Log(ArrayFunction, name="LogBackward0"):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
-        return g / x
+        arr = _spare(g, x._data)
+        if arr is None:
+            return g / x
+        with np.errstate(divide="ignore", invalid="ignore"):
+            arr /= x._data
+        return g
 
 
 class Sqrt(ArrayFunction, name="SqrtBackward0"):
@@ -262,7 +308,8 @@ class Abs(ArrayFunction, name="AbsBackward0"):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
-        return g * _make(np.sign(x._data))
+        # sgn as an op on x (zero derivative), so a second derivative is connected zeros
+        return g * Sign.apply(x)
 
 
 class Sin(ArrayFunction, name="SinBackward0"):
@@ -322,7 +369,8 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
         ctx.save_for_backward(g, y)
         t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
         np.subtract(1, t, out=t)
-        t *= g
+        if not _unit(g):
+            t *= g
         return t
 
     @staticmethod
@@ -362,7 +410,8 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
         ctx.save_for_backward(g, y)
         t = np.subtract(1, y, out=np.empty(_out_shape(g, y), y.dtype))
         t *= y
-        t *= g
+        if not _unit(g):
+            t *= g
         return t
 
     @staticmethod
@@ -385,7 +434,11 @@ class Relu(ArrayFunction, name="ReluBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
-        return ReluGrad.apply(g, y)
+        arr = _spare(g, y._data)
+        if arr is None:
+            return ReluGrad.apply(g, y)
+        arr *= y._data > 0
+        return g
 
 
 class ReluGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
@@ -400,7 +453,24 @@ class ReluGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
     @staticmethod
     def backward(ctx, gg):
         y, = ctx.saved_tensors
-        return (ReluGrad.apply(gg, y) if ctx.needs(0) else None), None
+        # zeros (not None) for y: the derivative is connected, as torch's zeros_like
+        return (ReluGrad.apply(gg, y) if ctx.needs(0) else None,
+                _make(np.zeros_like(y._data)) if ctx.needs(1) else None)
+
+
+def _check_bounds(x, lo, hi):
+    """torch refuses a number bound that the tensor's float dtype cannot hold (an infinite one is
+    fine), rather than clamping to inf."""
+    if x.dtype.kind != "f":
+        return
+    top = float(np.finfo(x.dtype).max)
+    for which, v in (("min", lo), ("max", hi)):
+        if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:
+            raise OverflowError(f"clamp: int too big to convert ({which}={v})")
+        if isinstance(v, (int, float)) and abs(v) > top and abs(v) != float("inf"):
+            raise RuntimeError(
+                f"value cannot be converted to type {x.dtype} without overflow: clamp's "
+                f"{which}={v!r} is outside the range of tapegrad.{x.dtype} (largest {top:g})")
 
 
 class Clamp(ArrayFunction, name="ClampBackward1"):
@@ -409,15 +479,18 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
 
     @staticmethod
     def forward(ctx, x, lo, hi):
+        _check_bounds(x, lo, hi)
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
+        # the bound first: on a tie NumPy returns its second argument, and torch keeps x (the
+        # sign of a zero x survives a zero bound)
         y = x
         if lo is not None:
             x2, lo = promote(x, lo)
-            y = np.maximum(x2, lo)
+            y = np.maximum(lo, x2)
         if hi is not None:
             y2, hi = promote(y, hi)
-            y = np.minimum(y2, hi)
+            y = np.minimum(hi, y2)
         return y if y is not x else x.copy()
 
     @staticmethod
@@ -448,9 +521,11 @@ class ClampTensor(ArrayFunction, name="ClampBackward0"):
         ctx.save_for_backward(x, lo, hi)
         y = x
         if lo is not None:
-            y = np.maximum(*promote(y, lo))
+            y, lo = promote(y, lo)
+            y = np.maximum(lo, y)     # bound first, as in Clamp
         if hi is not None:
-            y = np.minimum(*promote(y, hi))
+            y, hi = promote(y, hi)
+            y = np.minimum(hi, y)
         return y
 
     @staticmethod

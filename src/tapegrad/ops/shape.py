@@ -7,11 +7,13 @@ permute, expand -> sum_to_size, cat -> slices, stack -> unbind).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import _dtype
 from ..autograd.function import ArrayFunction
+from ..autograd.graph import user_stacklevel
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, dims
 
@@ -209,6 +211,11 @@ def _T(self):
 
 
 def _mT(self):
+    if self._data.ndim == 0:
+        # torch: deprecated, and the identity (the same tensor object)
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=user_stacklevel())
+        return self
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self._data.ndim}-D tensor.")

@@ -86,6 +86,27 @@ def _sgd_update(p, grad, buf, group):
             b += dt(1 - dampening) * g
             bump_version(buf)
         g = g + dt(momentum) * buf._data if group["nesterov"] else buf._data
-    arr += dt(-lr) * g
+    _add_scaled(arr, g, dt(-lr))
     bump_version(p)
     return buf
+
+
+_BLOCK = 1 << 17   # elements: a block of the scaled gradient stays in cache until it is added
+
+
+def _add_scaled(arr, g, alpha):
+    """``arr += alpha * g`` without a temporary the size of ``arr``: the product goes through a
+    small buffer a block at a time. (Hand-written code scales the gradient in place instead; an
+    optimizer may not, the gradient stays readable after ``step()``.)"""
+    n = arr.size
+    if n <= _BLOCK or arr.shape != g.shape or not (arr.flags.c_contiguous and
+                                                    g.flags.c_contiguous):
+        arr += alpha * g
+        return
+    flat, gflat = arr.reshape(-1), g.reshape(-1)
+    t = np.empty(_BLOCK, arr.dtype)
+    for i in range(0, n, _BLOCK):
+        gi = gflat[i:i + _BLOCK]
+        ti = t[:gi.size]
+        np.multiply(gi, alpha, out=ti)
+        flat[i:i + _BLOCK] += ti
