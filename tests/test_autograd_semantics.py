@@ -623,3 +623,28 @@ def test_failure_in_post_accumulate_hook_restores_grads():
     _assert_untouched(a, b)
     y.backward()
     assert b.grad is not None and a.grad.tolist() != [100.0, 100.0]
+
+
+def _detached_second_output(lib):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    _, b = Two.apply(x)
+    b.detach_()
+    b.requires_grad_()
+    (b * 3).sum().backward()
+    return b.is_leaf, b.grad.tolist(), x.grad
+
+
+def test_detach_of_a_second_output_makes_a_usable_leaf():
+    """Was a bug: detach_() on output 1 of a multi-output op kept its output number, so the new
+    leaf's gradient went to a slot its AccumulateGrad does not have (IndexError)."""
+    ours, ref = (_detached_second_output(lib) for lib in _libs())
+    assert ours == ref

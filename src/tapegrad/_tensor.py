@@ -375,6 +375,8 @@ class Tensor:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._requires_grad = False
+        if self._output_nr:
+            self._output_nr = 0   # a leaf is output 0 of its AccumulateGrad
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -34,16 +34,16 @@ def _collect(root_nodes, targets):
         stack = list(root_nodes)
         while stack:
             for e in stack.pop()._edges:
-                if e is not None:
-                    nxt = e[0]
-                    if nxt is not None:
-                        if nxt in deps:
-                            deps[nxt] += 1
-                        else:
-                            # first time reached: walk on from it (a root is walked already)
-                            deps[nxt] = 1
-                            if nxt not in roots:
-                                stack.append(nxt)
+                nxt = e[0] if e is not None else None
+                if nxt is None:
+                    continue
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    # first time reached: walk on from it (a root is walked already)
+                    deps[nxt] = 1
+                    if nxt not in roots:
+                        stack.append(nxt)
         return deps, None
     # needed: a node that is a target or leads to one (children come before parents here)
     needed = set()
