@@ -19,7 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from ..ops.shape import sum_to_size
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, sole_holder
 from .grad_mode import state as _state
 
 __all__ = ["run_backward", "call_node"]
@@ -263,7 +263,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         old = buf[nr]
                         if old is None:
                             buf[nr] = g
-                        elif create_graph or not _accumulable(old, g):
+                        # references to old: the buffer list, the local, the parameter and
+                        # getrefcount's argument; more means someone else holds it
+                        elif create_graph or not sole_holder(old, g._data.shape, g._data.dtype, 4):
                             buf[nr] = old + g
                         else:
                             old._data += g._data   # a buffer only this walk holds: in place
@@ -330,18 +332,6 @@ def _owned(g, seen):
     if b is not None and b._data is base and sys.getrefcount(b) <= 3:
         allowed += 1
     return base.base is None and sys.getrefcount(base) <= allowed
-
-
-def _accumulable(buf, g):
-    """Whether gradient ``g`` may be added into buffer tensor ``buf`` in place: buf's array is
-    writeable, owns its memory, has g's dtype and full shape, and nothing else refers to it (the
-    tensor is held by the buffer list and the callers; the array only by the tensor)."""
-    arr = buf._data
-    # references to the array: the tensor's slot, the local, getrefcount's argument; to the
-    # tensor: the buffer list, the caller's local, this parameter, getrefcount's argument
-    return (arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
-            and sys.getrefcount(buf) <= 4 and arr.shape == g._data.shape
-            and arr.dtype == g._data.dtype)
 
 
 def _commit(staged, create_graph, root_grads, acc_hooks):

@@ -42,6 +42,18 @@ def user_frame():
     return None
 
 
+def sole_holder(t, shape, dtype, holders: int) -> bool:
+    """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
+    caller can see it: the array owns its memory, is writeable, has ``shape`` and ``dtype``, is
+    referenced by ``t`` alone, and ``t`` has at most ``holders`` references, the count the caller's
+    own frames account for (including this function's parameter and getrefcount's argument). The
+    engine adds gradients into such a buffer; a plain backward writes its result into one."""
+    arr = t._data
+    # references to the array: t's slot, the local, getrefcount's argument
+    return (arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
+            and sys.getrefcount(t) <= holders and arr.shape == shape and arr.dtype == dtype)
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the user's line, however deep inside the
     package it is raised (counted from the caller of this function)."""

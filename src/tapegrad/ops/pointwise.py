@@ -5,13 +5,13 @@ handled here: the engine sums a gradient back to its input's shape in one place.
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
 from .. import _dtype
 from ..autograd.function import NULL_CTX, ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import Tensor, _make, broadcast_error, check_operand, float_result, promote, to_float
 
@@ -219,21 +219,15 @@ class RPow(ArrayFunction, name="PowBackward2", scalar_edges=2):
 def _spare(g, like):
     """The array of gradient ``g`` when a backward may write its result there instead of into a
     new array (as hand-written code updates its gradient in place): only in a plain backward (no
-    graph recorded), for a gradient nobody but the engine can see. The engine's single-output path
-    keeps ``g`` in the node's gradient list while the backward runs, so here g has at least four
-    references (that list, the backward's argument, this argument, getrefcount's); any more may be
-    a holder that would see the change (a retained or captured gradient, one passed to several
-    inputs or to hooks, the user's own, the engine's call_node path), so g is then left alone. Its
-    array must be referenced by g alone, own its memory, be writeable and have the result's shape
-    and dtype (``like``'s)."""
-    if _grad_state.grad_enabled or sys.getrefcount(g) > 4:
+    graph recorded), for a gradient nobody but the engine can see (``sole_holder``), with
+    ``like``'s shape and dtype. While the engine's single-output path runs a backward, g is held
+    by the node's gradient list, the backward's argument, this argument, sole_holder's and
+    getrefcount's: five. Any more may be a holder that would see the change (a retained or
+    captured gradient, one passed to several inputs or to hooks, the user's own, the engine's
+    call_node path), so g is then left alone."""
+    if _grad_state.grad_enabled or not sole_holder(g, like.shape, like.dtype, 5):
         return None
-    arr = g._data
-    # references to arr: g's slot, the local, getrefcount's argument
-    if (arr.base is not None or sys.getrefcount(arr) > 3 or not arr.flags.writeable
-            or arr.shape != like.shape or arr.dtype != like.dtype):
-        return None
-    return arr
+    return g._data
 
 
 def _unit(g):
