@@ -154,3 +154,21 @@ def test_python_scalar_operands_match_torch(name, dtype):
             continue
         np.testing.assert_array_equal(a, b, err_msg=f"{name} {s!r}")
         assert (np.signbit(a) == np.signbit(b)).all(), (name, s)
+
+
+def test_clamp_ties_keep_the_input_and_huge_int_bounds_raise_like_torch():
+    torch = _torch()
+    zeros = [0.0, -0.0, 1.0, -1.0]
+    for lo, hi in ((0.0, -0.0), (-0.0, 0.0), (-0.0, None), (None, 0.0)):
+        args = {}
+        for lib in (tg, torch):
+            lb = None if lo is None else lib.tensor([lo] * 4)
+            hb = None if hi is None else lib.tensor([hi] * 4)
+            args[lib] = lib.clamp(lib.tensor(zeros), lb, hb).numpy()
+        np.testing.assert_array_equal(args[tg], args[torch])
+        assert (np.signbit(args[tg]) == np.signbit(args[torch])).all(), (lo, hi)
+    for lib in (tg, torch):
+        with pytest.raises(OverflowError):
+            lib.tensor([1.0]).clamp(max=2 ** 70)
+        with pytest.raises(RuntimeError):
+            lib.tensor(1.0).unsqueeze(0).mT

@@ -756,8 +756,12 @@ op("absolute")(abs)
 
 @op("clamp", aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
-    """Clip into [min, max] (numbers or tensors; either may be None, not both).
-    Gradient passes where min <= input <= max (inclusive, as torch)."""
+    """Clip into [min, max] (numbers or tensors; either may be None, not both). The result has
+    input's shape (broadcast with tensor bounds) and dtype; an input equal to a bound is kept as
+    is (a -0.0 input stays -0.0). Gradient passes where min <= input <= max (inclusive, as torch's
+    clamp_backward). Raises RuntimeError when both bounds are None, or when a number bound is
+    finite but beyond what input's float dtype holds (1e39 for float32; torch refuses it too),
+    and OverflowError for an int bound beyond int64."""
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -767,7 +771,8 @@ def clamp(input, min=None, max=None):  # noqa: A002
 
 @op("clamp_min", method=True)
 def clamp_min(input, min):  # noqa: A002
-    """max(input, min): the gradient passes where input >= min (ClampMinBackward0)."""
+    """max(input, min): the gradient passes where input >= min (ClampMinBackward0). Shapes,
+    dtypes and errors as :func:`clamp`."""
     if isinstance(min, Tensor):
         return ClampMinTensor.apply(input, min, None)
     return ClampMin.apply(input, min, None)
@@ -775,7 +780,8 @@ def clamp_min(input, min):  # noqa: A002
 
 @op("clamp_max", method=True)
 def clamp_max(input, max):  # noqa: A002
-    """min(input, max): the gradient passes where input <= max (ClampMaxBackward0)."""
+    """min(input, max): the gradient passes where input <= max (ClampMaxBackward0). Shapes,
+    dtypes and errors as :func:`clamp`."""
     if isinstance(max, Tensor):
         return ClampMaxTensor.apply(input, None, max)
     return ClampMax.apply(input, None, max)

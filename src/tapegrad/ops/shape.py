@@ -223,7 +223,9 @@ def _mT(self):
 
 
 Tensor.T = property(_T, doc="All dims reversed (a view); PermuteBackward0 as in torch.")
-Tensor.mT = property(_mT, doc="The last two dims swapped (a view).")
+Tensor.mT = property(_mT, doc="""The last two dims swapped (a view, TransposeBackward0): (*, m, n)
+becomes (*, n, m). On a 0-d tensor it is the tensor itself, with torch's deprecation UserWarning;
+on a 1-d tensor it raises RuntimeError, as torch.""")
 
 
 class Squeeze(ArrayFunction, name="SqueezeBackward0", view=True):
