@@ -230,12 +230,6 @@ def _spare(g, like):
     return g._data
 
 
-def _unit(g):
-    """Whether g is one value broadcast everywhere and that value is 1 (the gradient ``sum``
-    hands back), so that multiplying by it can be skipped."""
-    return g.size > 0 and not any(g.strides) and g.item(0) == 1
-
-
 class Exp(ArrayFunction, name="ExpBackward0"):
     """e ** x. derivatives.yaml: self: grad * result."""
 
@@ -363,7 +357,9 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
         ctx.save_for_backward(g, y)
         t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
         np.subtract(1, t, out=t)
-        if not _unit(g):
+        # skipped when g is one 1 broadcast everywhere (what sum's backward hands on): a whole
+        # pass for nothing; the test is inline, as a call would cost every small op
+        if any(g.strides) or not g.size or g.flat[0] != 1:
             t *= g
         return t
 
@@ -404,7 +400,7 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
         ctx.save_for_backward(g, y)
         t = np.subtract(1, y, out=np.empty(_out_shape(g, y), y.dtype))
         t *= y
-        if not _unit(g):
+        if any(g.strides) or not g.size or g.flat[0] != 1:   # as in TanhGrad
             t *= g
         return t
 
