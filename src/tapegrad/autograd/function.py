@@ -391,6 +391,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
     version, output_nr, where) or ("c", constant). Outputs are kept as arrays, not Tensors, so a
     node never holds a tensor whose grad_fn is itself (no reference cycle)."""
     saved = []
+    used = set()
     where = None
     for item in items:
         if item is None:
@@ -401,29 +402,32 @@ def _pack(node, items, args, fwd_inputs, outputs):
             continue
         if where is None:
             where = user_frame()
-        for i, f in enumerate(fwd_inputs):
-            if item is f and isinstance(args[i], Tensor):
-                t = args[i]
-                ex = t._extra
-                if ex is not None and ex.get("inference"):
-                    raise RuntimeError(
-                        f"{node.name()}: cannot save an inference tensor (shape "
-                        f"{list(t._data.shape)}, {t.dtype}) for backward: it was created under "
-                        f"tapegrad.inference_mode(). Create it outside inference_mode, or use "
-                        f".clone() on it outside that mode.")
-                vc = t._vc
-                saved.append(("i", t, vc.v if vc is not None else 0, where))
+        # the same array passed twice (v.mul_(v): the pre-write self and v itself) is matched
+        # to each argument in turn, so each saved item stands for its own argument
+        matches = [k for k, f in enumerate(fwd_inputs) if item is f and isinstance(args[k], Tensor)]
+        if matches:
+            k = next((k for k in matches if k not in used), matches[0])
+            used.add(k)
+            t = args[k]
+            ex = t._extra
+            if ex is not None and ex.get("inference"):
+                raise RuntimeError(
+                    f"{node.name()}: cannot save an inference tensor (shape "
+                    f"{list(t._data.shape)}, {t.dtype}) for backward: it was created under "
+                    f"tapegrad.inference_mode(). Create it outside inference_mode, or use "
+                    f".clone() on it outside that mode.")
+            vc = t._vc
+            saved.append(("i", t, vc.v if vc is not None else 0, where))
+            continue
+        for j, o in enumerate(outputs):
+            if isinstance(o, Tensor) and (item is o or item is o._data):
+                vc = o._vc
+                if vc is None:
+                    vc = o._vc = VersionCounter()
+                saved.append(("o", o._data, vc, vc.v, j, where))
                 break
         else:
-            for j, o in enumerate(outputs):
-                if isinstance(o, Tensor) and (item is o or item is o._data):
-                    vc = o._vc
-                    if vc is None:
-                        vc = o._vc = VersionCounter()
-                    saved.append(("o", o._data, vc, vc.v, j, where))
-                    break
-            else:
-                saved.append(("c", item._data if isinstance(item, Tensor) else item))
+            saved.append(("c", item._data if isinstance(item, Tensor) else item))
     return saved
 
 
