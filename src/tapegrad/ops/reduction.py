@@ -301,14 +301,18 @@ class Amax(ArrayFunction, name="AmaxBackward0"):
                 raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
         y = np.asarray(x.max(axis=axes, keepdims=True) if is_max else x.min(axis=axes, keepdims=True))
         ctx.axes, ctx.keepdim = axes, keepdim
-        ctx.save_for_backward(x)
-        ctx.mask = x == y
-        return y if keepdim else y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+        if not keepdim:
+            y = y.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+        # self and result, as torch: the maxima are found again in backward, so changing the
+        # result in place is caught there
+        ctx.save_for_backward(x, y)
+        return y
 
     @staticmethod
     def backward(ctx, g):
-        x, = ctx.saved_tensors
-        mask = ctx.mask
+        x, y = ctx.saved_tensors
+        y = y._data if ctx.keepdim else np.expand_dims(y._data, ctx.axes)
+        mask = x._data == y
         share = (mask / mask.sum(axis=ctx.axes, keepdims=True)).astype(g._data.dtype)
         return _expand_back(g, x._data.shape, ctx.axes, ctx.keepdim) * _make(share), None, None, None
 
