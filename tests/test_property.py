@@ -105,7 +105,6 @@ KNOWN_TORCH_ERRORS = [
     r"Trying to backward through the graph a second time",  # ..._saved_indices_not_freed
     r"input tensor and the written-to tensor refer to a single",  # ..._inplace_partial_overlap
     r"shape mismatch: value tensor",  # test_regression_setitem_shape_mismatch_error_type
-    r"Index put requires the source and destination dtypes match",  # ..._index_put_dtype
 ]
 
 
@@ -1266,17 +1265,19 @@ def test_regression_inplace_broadcast_to_bigger_shape():
     _same(case)
 
 
-@open_bug(
-    "x[int list] = value (index_put) with a value of another dtype casts it; torch raises "
-    "RuntimeError 'Index put requires the source and destination dtypes match'")
 def test_regression_setitem_index_put_dtype():
+    """Was a bug (found by the properties): x[int list] = value (index_put) with a value of
+    another dtype cast it; torch raises RuntimeError 'Index put requires the source and
+    destination dtypes match'."""
     def case(lib):
         out = []
         for shape, idx in (((2,), [0]), ((2,), [[0, 1]]), ((), "mask")):
-            v = lib.ones(*shape, dtype=lib.float64)
+            v = lib.ones(shape, dtype=lib.float64)   # (a tuple: () is 0-d)
             w = lib.tensor([5.0] if shape else 5.0, dtype=lib.float32)
             try:
-                v[v > 0 if idx == "mask" else idx] = w
+                with warnings.catch_warnings():   # torch deprecates the [[0, 1]] index form
+                    warnings.simplefilter("ignore")
+                    v[v > 0 if idx == "mask" else idx] = w
                 out.append(v.tolist())
             except RuntimeError:
                 out.append("RuntimeError")

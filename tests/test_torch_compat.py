@@ -172,3 +172,35 @@ def test_clamp_ties_keep_the_input_and_huge_int_bounds_raise_like_torch():
             lib.tensor([1.0]).clamp(max=2 ** 70)
         with pytest.raises(RuntimeError):
             lib.tensor(1.0).unsqueeze(0).mT
+
+
+def _index_put_dtypes(lib):
+    res = []
+    masks = {"mask0": lambda: lib.tensor(True),
+             "rowmask_col": lambda: (lib.tensor([True, False]), 1),
+             "colmask": lambda: (slice(None), lib.tensor([True, False, True])),
+             "mask": lambda: lib.tensor([True, False, True]),
+             "maskrow": lambda: lib.tensor([True, False]),
+             "mask2d": lambda: lib.ones(2, 3, dtype=lib.bool)}
+    for shape, kind in (((), "mask0"), ((3,), [0, 1]), ((2, 3), (0, [0, 1])),
+                        ((2, 3), "rowmask_col"), ((2, 3), "colmask"), ((3,), "mask"),
+                        ((2, 3), "mask2d"), ((2, 3), "maskrow")):
+        idx = masks[kind]() if isinstance(kind, str) else kind
+        sel = tuple(lib.zeros(shape)[idx].shape)
+        for v in (lib.tensor(5.0, dtype=lib.float64), lib.tensor([5.0], dtype=lib.float64),
+                  lib.full(sel, 5.0, dtype=lib.float64), lib.tensor(5), lib.full(sel, 5.0)):
+            x = lib.zeros(shape)
+            try:
+                x[idx] = v
+                res.append(x.tolist())
+            except RuntimeError as e:
+                res.append("RuntimeError" + ("" if "dtypes match" in str(e) else str(e)))
+    return res
+
+
+def test_index_put_refuses_another_dtype_like_torch():
+    """Was a bug: x[int list] = value (and x[mask] = several values) cast a value of another dtype;
+    torch raises 'Index put requires the source and destination dtypes match', except for one
+    value written through a single bool mask (masked_fill)."""
+    torch = _torch()
+    assert _index_put_dtypes(tg) == _index_put_dtypes(torch)

@@ -387,13 +387,30 @@ def masked_fill(input, mask, value):
     return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, m, value)
 
 
+def _check_index_put_dtype(self, idx, value):
+    """torch's index_put does not cast: a tensor value of another dtype is an error, except where
+    torch writes through masked_fill instead (one bool mask of at least one dim, one value)."""
+    arrays = [i for i in idx if isinstance(i, np.ndarray)]
+    if (len(arrays) == 1 and arrays[0].dtype == np.bool_ and arrays[0].ndim >= 1
+            and value._data.size == 1):
+        return
+    raise RuntimeError(
+        f"Index put requires the source and destination dtypes match, got "
+        f"{self.dtype} for the destination and {value.dtype} for the source (tensor[index] = "
+        f"value with an integer-array or mask index does not cast: use value.to({self.dtype}))")
+
+
 def setitem(self, index, value):
     """``tensor[index] = value`` (a number or a tensor, broadcast): an in-place write, recorded as
-    CopySlices (basic index) or IndexPutBackward0 (masks, integer arrays) as in torch."""
+    CopySlices (basic index) or IndexPutBackward0 (masks, integer arrays) as in torch. A tensor
+    value of another dtype is cast for a basic index and raises RuntimeError for an advanced one
+    (as torch's index_put), unless it is one value written through a single bool mask."""
     idx, basic, _ = convert_index(index, self._data.shape)
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
             value = _make(np.asarray(value, dtype=self._data.dtype))
+    elif not basic and value._data.dtype != self._data.dtype:
+        _check_index_put_dtype(self, idx, value)
     recording = _state.grad_enabled and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
