@@ -182,3 +182,23 @@ def test_version_error_names_the_position_of_the_saved_tensor():
     with pytest.raises(RuntimeError, match=r"saved tensor 1 of MulBackward0 \(an input of the op"):
         y.backward()
     assert a.grad is None and b.grad is None
+
+
+def _index_put_leading_ones(lib):
+    out = []
+    for vshape, idx in (((1,), "mask"), ((1, 2), [0, 1]), ((1, 1, 2), [0, 1]), ((2,), [0, 1]),
+                        ((1, 4), "mask")):
+        x = lib.ones(2, 2, requires_grad=True) * 1
+        v = lib.arange(1.0, 1.0 + np.prod(vshape)).reshape(vshape).requires_grad_()
+        w = v * 1
+        x[x > 0 if idx == "mask" else idx] = w
+        (x * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        out.append((x.tolist(), type(x.grad_fn.next_functions[1][0]).__name__, v.grad.tolist()))
+    return out
+
+
+def test_index_put_drops_leading_unit_dims_of_the_value_like_torch():
+    """torch strips a value's leading size-1 dims before an advanced-index write (recording
+    ViewBackward0), so a (1, 4) value fills a 4-element mask; gradients flow back to its shape."""
+    torch = pytest.importorskip("torch")
+    assert _index_put_leading_ones(tg) == _index_put_leading_ones(torch)

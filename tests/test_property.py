@@ -104,7 +104,6 @@ KNOWN_TORCH_ERRORS = [
     r"A view was created in no_grad mode",  # test_regression_view_created_in_no_grad
     r"Trying to backward through the graph a second time",  # ..._saved_indices_not_freed
     r"input tensor and the written-to tensor refer to a single",  # ..._inplace_partial_overlap
-    r"shape mismatch: value tensor",  # test_regression_setitem_shape_mismatch_error_type
 ]
 
 
@@ -1212,10 +1211,9 @@ def test_regression_inplace_partial_overlap():
     _same(case)
 
 
-@open_bug(
-    "x[mask] = value / x[list] = value with a value of the wrong shape raise NumPy's "
-    "TypeError/ValueError; torch RuntimeError")
 def test_regression_setitem_shape_mismatch_error_type():
+    """Was a bug (found by the properties): x[mask] = value / x[list] = value with a value of the
+    wrong shape raised NumPy's TypeError/ValueError; torch RuntimeError ('shape mismatch')."""
     def case(lib):
         out = []
         for idx, val in ((lambda v: v > 0, lib.zeros(2, 2)), (lambda v: v > 0, lib.zeros(3)),

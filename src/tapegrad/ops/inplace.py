@@ -400,6 +400,23 @@ def _check_index_put_dtype(self, idx, value):
         f"value with an integer-array or mask index does not cast: use value.to({self.dtype}))")
 
 
+def _check_index_put_shape(self, idx, value):
+    """The value must broadcast to the elements an advanced index selects (torch's RuntimeError;
+    NumPy would raise TypeError or ValueError, or not at all for a mask with a 2-d value)."""
+    vshape = np.shape(value._data if isinstance(value, Tensor) else value)
+    # the selected shape, from a zero-strided stand-in (no copy of the tensor's data)
+    target = np.broadcast_to(np.empty((), bool), self._data.shape)[idx].shape
+    try:
+        ok = np.broadcast_shapes(vshape, target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to indexing "
+            f"result of shape {list(target)} (tensor[index] = value: the value must broadcast to "
+            f"the elements the index selects)")
+
+
 def setitem(self, index, value):
     """``tensor[index] = value`` (a number or a tensor, broadcast): an in-place write, recorded as
     CopySlices (basic index) or IndexPutBackward0 (masks, integer arrays) as in torch. A tensor
@@ -411,6 +428,13 @@ def setitem(self, index, value):
             value = _make(np.asarray(value, dtype=self._data.dtype))
     elif not basic and value._data.dtype != self._data.dtype:
         _check_index_put_dtype(self, idx, value)
+    if not basic:
+        if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
+            # torch drops a value's leading size-1 dims first (a view: ViewBackward0)
+            shape = value._data.shape
+            k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+            value = value.view(shape[k:])
+        _check_index_put_shape(self, idx, value)
     recording = _state.grad_enabled and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
