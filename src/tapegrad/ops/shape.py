@@ -422,7 +422,7 @@ class Cat(ArrayFunction, name="CatBackward0"):
         start = 0
         d = ctx.d
         for n, skipped in zip(ctx.sizes, ctx.skipped):
-            if skipped and g._data.ndim != 1:  # a skipped empty 1-D input: an empty gradient
+            if skipped:   # an empty 1-D input: a fresh empty gradient, as torch (not a slice)
                 out.append(_make(np.zeros((0,), g._data.dtype)))
                 continue
             idx = (slice(None),) * d + (slice(start, start + n),)
