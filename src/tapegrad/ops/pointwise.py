@@ -168,8 +168,9 @@ class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
 
 
 class PowTensor(ArrayFunction, name="PowBackward1", scalar_edges=2):
-    """x ** y for tensors. derivatives.yaml: self: grad * y * x ** (y - 1);
-    exponent: grad * result * log(x), taken as 0 where x == 0 and y >= 0."""
+    """x ** y for tensors. derivatives.yaml pow_backward_self: grad * y * x ** (y - 1), masked
+    to 0 where y == 0 (so its own derivative is 0 there too); pow_backward_exponent:
+    grad * result * log(x), taken as 0 where x == 0 and y >= 0."""
 
     @staticmethod
     def forward(ctx, x, y):
@@ -182,7 +183,7 @@ class PowTensor(ArrayFunction, name="PowBackward1", scalar_edges=2):
         x, y, r = ctx.saved_tensors
         gx = gy = None
         if ctx.needs(0):
-            gx = g * y * x ** (y - 1)
+            gx = where(_make(y._data == 0), 0.0, g * y * x ** (y - 1))
         if ctx.needs(1):
             zero = (x._data == 0) & (y._data >= 0)
             gy = g * where(_make(zero), 0.0, r * log(x))
