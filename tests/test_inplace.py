@@ -202,3 +202,35 @@ def test_index_put_drops_leading_unit_dims_of_the_value_like_torch():
     ViewBackward0), so a (1, 4) value fills a 4-element mask; gradients flow back to its shape."""
     torch = pytest.importorskip("torch")
     assert _index_put_leading_ones(tg) == _index_put_leading_ones(torch)
+
+
+OVERLAP_CASES = {
+    "add_t": lambda v: v.add_(v.t()), "copy_t": lambda v: v.copy_(v.t()),
+    "add_row": lambda v: v.add_(v[0]), "add_self": lambda v: v.add_(v),
+    "mul_same_view": lambda v: v.mul_(v.view(2, 2)), "rows": lambda v: v[0].add_(v[1]),
+    "copy_rows": lambda v: v[0].copy_(v[1]), "strided_src": lambda v: v[0].copy_(v[:, 0]),
+    "columns": lambda v: v[:, 0].add_(v[:, 1]), "t_written": lambda v: v.t().add_(v),
+    "shifted": lambda v: v.view(-1)[1:3].add_(v.view(-1)[0:2]),
+    "expanded": lambda v: v.mul_(v[0:1].expand(2, 2)),
+    # index_put refuses any overlap, even full; the masked_fill path (one value) does not
+    "put_mask_self": lambda v: v.__setitem__(v > 0, v),
+    "put_list_row": lambda v: v.__setitem__([0, 1], v[1]),
+    "fill_mask_one": lambda v: v.__setitem__(v > 0, v[0, 0]),
+    "basic_slice": lambda v: v.__setitem__(slice(0, 1), v[1:]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERLAP_CASES))
+def test_partial_overlap_of_input_and_written_tensor_like_torch(case):
+    """Was a bug: in-place ops whose input shares part of the written memory ran; torch raises
+    RuntimeError (only for dense operands; the same memory with the same strides is fine)."""
+    torch = pytest.importorskip("torch")
+    out = []
+    for lib in (tg, torch):
+        v = lib.arange(4.0).reshape(2, 2)
+        try:
+            OVERLAP_CASES[case](v)
+            out.append(v.tolist())
+        except RuntimeError as e:
+            out.append("single memory location" in str(e))
+    assert out[0] == out[1]

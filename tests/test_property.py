@@ -103,7 +103,6 @@ KNOWN_ERRORS = [
 KNOWN_TORCH_ERRORS = [
     r"A view was created in no_grad mode",  # test_regression_view_created_in_no_grad
     r"Trying to backward through the graph a second time",  # ..._saved_indices_not_freed
-    r"input tensor and the written-to tensor refer to a single",  # ..._inplace_partial_overlap
 ]
 
 
@@ -1190,11 +1189,10 @@ def test_regression_setitem_node_names():
     _same(case)
 
 
-@open_bug(
-    "in-place ops whose source partially overlaps the written tensor (v.add_(v.t()), "
-    "v.copy_(v.t())) run; torch raises RuntimeError 'some elements of the input tensor and "
-    "the written-to tensor refer to a single memory location'")
 def test_regression_inplace_partial_overlap():
+    """Was a bug (found by the properties): in-place ops whose source partially overlaps the
+    written tensor (v.add_(v.t()), v.copy_(v.t())) ran; torch raises RuntimeError 'some elements
+    of the input tensor and the written-to tensor refer to a single memory location'."""
     def case(lib):
         out = []
         for f in (lambda v: v.add_(v.t()), lambda v: v.copy_(v.t()), lambda v: v.mul_(v.t())):

@@ -81,9 +81,51 @@ def _check_result(result, x, opname):
             f"out-of-place op, or convert the tensor first, e.g. x = x.float())")
 
 
+def _dense(a):
+    """Non-overlapping and dense (torch's term): the elements fill a block of memory exactly, in
+    some order of the dims (a transpose of a contiguous array is dense, a slice with a step not)."""
+    expected = a.itemsize
+    for stride, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _check_overlap(x, args, opname, allow_full=True):
+    """torch refuses an in-place op whose input shares part, but not all, of the memory written
+    (x.add_(x.t()), x.add_(x[0])): the result would depend on the order elements are written in.
+    As torch, only dense operands are compared (others are 'too hard' and pass), and an operand
+    on exactly x's memory with x's strides is fine (x.mul_(x)) unless ``allow_full`` is False
+    (index_put: x[mask] = x)."""
+    out = x._data
+    for a in args:
+        if not isinstance(a, Tensor):
+            continue
+        src = a._data
+        if not src.size or not out.size or not np.may_share_memory(src, out):
+            continue
+        if src is out or a is x:
+            if allow_full:
+                continue
+        elif not (_dense(src) and _dense(out)):
+            continue
+        else:
+            same_start = out.__array_interface__["data"][0] == src.__array_interface__["data"][0]
+            if allow_full and same_start and out.nbytes == src.nbytes and \
+                    out.strides == src.strides:
+                continue
+        raise RuntimeError(
+            f"unsupported operation: some elements of the input tensor and the written-to tensor "
+            f"refer to a single memory location. Please clone() the tensor before performing the "
+            f"operation. ({opname}: the input of shape {list(src.shape)} overlaps part of the "
+            f"tensor written, of shape {list(out.shape)})")
+
+
 def inplace(x, F, args, opname):
     """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
     check_writable(x, opname)
+    _check_overlap(x, args, opname)
     if x._base is not None and x._view_version != x._vc.v:
         refresh_view(x)   # x's base changed since x's history was recorded
     recording = _state.grad_enabled and (
@@ -352,7 +394,6 @@ def copy_(self, src, non_blocking=False):
         src = check_operand(src, "copy_")   # a number is copied like a 0-d tensor, as torch
         src = _make(np.asarray(src, dtype=self._data.dtype))
     try:
-        np.broadcast_shapes(src._data.shape, self._data.shape)
         if np.broadcast_shapes(src._data.shape, self._data.shape) != self._data.shape:
             raise ValueError
     except ValueError:
@@ -387,12 +428,18 @@ def masked_fill(input, mask, value):
     return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, m, value)
 
 
-def _check_index_put_dtype(self, idx, value):
-    """torch's index_put does not cast: a tensor value of another dtype is an error, except where
-    torch writes through masked_fill instead (one bool mask of at least one dim, one value)."""
+def _masked_fill_path(idx, value):
+    """Whether torch writes ``x[idx] = value`` through masked_fill rather than index_put: one
+    bool mask of at least one dim, and a single value."""
     arrays = [i for i in idx if isinstance(i, np.ndarray)]
-    if (len(arrays) == 1 and arrays[0].dtype == np.bool_ and arrays[0].ndim >= 1
-            and value._data.size == 1):
+    return (len(arrays) == 1 and arrays[0].dtype == np.bool_ and arrays[0].ndim >= 1
+            and np.size(value._data if isinstance(value, Tensor) else value) == 1)
+
+
+def _check_index_put_dtype(self, idx, value):
+    """torch's index_put does not cast: a tensor value of another dtype is an error, except on
+    the masked_fill path."""
+    if _masked_fill_path(idx, value):
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got "
@@ -434,6 +481,9 @@ def setitem(self, index, value):
             shape = value._data.shape
             k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
             value = value.view(shape[k:])
+        if not _masked_fill_path(idx, value):
+            # index_put refuses a value in the written memory at all, even all of it (x[m] = x)
+            _check_overlap(self, (value,), "__setitem__", allow_full=False)
         _check_index_put_shape(self, idx, value)
     recording = _state.grad_enabled and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
