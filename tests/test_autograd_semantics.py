@@ -648,3 +648,34 @@ def test_detach_of_a_second_output_makes_a_usable_leaf():
     leaf's gradient went to a slot its AccumulateGrad does not have (IndexError)."""
     ours, ref = (_detached_second_output(lib) for lib in _libs())
     assert ours == ref
+
+
+SAVES_INDICES = {
+    "gather": lambda L, v: v.gather(1, L.tensor([[1, 0], [0, 0]])),
+    "index_select": lambda L, v: v.index_select(0, L.tensor([1, 0])),
+    "max_dim": lambda L, v: v.max(1).values, "min_dim": lambda L, v: v.min(0).values,
+    "index": lambda L, v: v[[0]], "mask": lambda L, v: v[v > 0],
+    "where": lambda L, v: L.where(v > 0, v, 0.0),
+    "masked_fill": lambda L, v: v.masked_fill(v > 0, 1.0) + 1,
+    "sort": lambda L, v: v.sort(1).values, "topk": lambda L, v: v.topk(1).values,
+    "nll_loss": lambda L, v: L.nn.functional.nll_loss(v, L.tensor([0, 1])),
+    "max_pool2d": lambda L, v: L.nn.functional.max_pool2d(v.reshape(1, 1, 2, 2), 2),
+    "slice": lambda L, v: v[0:1],   # saves only ints: a second backward runs, in torch too
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAVES_INDICES))
+def test_nodes_saving_indices_are_freed_like_torch(case):
+    """Was a bug: nodes whose only saved state is an index or mask kept it after backward, so a
+    second backward without retain_graph ran where torch raises."""
+    outcome = []
+    for lib in _libs():
+        x = lib.tensor([[1.5, -2.0], [0.5, 3.0]], requires_grad=True)
+        y = SAVES_INDICES[case](lib, x.clone()).sum()
+        y.backward()
+        try:
+            y.backward()
+            outcome.append(x.grad.tolist())
+        except RuntimeError as e:
+            outcome.append("second time" in str(e))
+    assert outcome[0] == outcome[1]

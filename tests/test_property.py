@@ -102,7 +102,6 @@ KNOWN_ERRORS = [
 ]
 KNOWN_TORCH_ERRORS = [
     r"A view was created in no_grad mode",  # test_regression_view_created_in_no_grad
-    r"Trying to backward through the graph a second time",  # ..._saved_indices_not_freed
 ]
 
 
@@ -1380,11 +1379,10 @@ def test_regression_view_created_in_no_grad():
     _same(case)
 
 
-@open_bug(
-    "a second backward without retain_graph through nodes that save only index/mask tensors "
-    "(x[[0]], x[mask], max(dim), where, x[i] = v, masked_fill_) runs; torch raises 'Trying to "
-    "backward through the graph a second time'")
 def test_regression_saved_indices_not_freed():
+    """Was a bug (found by the properties): a second backward without retain_graph through nodes
+    that save only index/mask tensors (x[[0]], x[mask], max(dim), where, masked_fill_) ran; torch
+    raises 'Trying to backward through the graph a second time'."""
     def case(lib):
         out = []
         for f in (lambda v: v[[0]], lambda v: v[v > 0], lambda v: v.max(0).values,

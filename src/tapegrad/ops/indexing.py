@@ -162,12 +162,13 @@ class AdvancedIndex(ArrayFunction, name="IndexBackward0"):
     @staticmethod
     def forward(ctx, x, idx):
         ctx.in_shape = x.shape
-        ctx.idx = idx
+        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its indices
         return x[idx]
 
     @staticmethod
     def backward(ctx, g):
-        return IndexPutAccumulate.apply(g, ctx.in_shape, ctx.idx), None
+        idx, = ctx.saved_tensors
+        return IndexPutAccumulate.apply(g, ctx.in_shape, idx), None
 
 
 class IndexScatter(ArrayFunction, name="SliceScatterBackward0"):
@@ -191,14 +192,15 @@ class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0"):
 
     @staticmethod
     def forward(ctx, g, shape, idx):
-        ctx.idx = idx
+        ctx.save_for_backward(idx)
         z = np.zeros(shape, g.dtype)
         np.add.at(z, idx, g)
         return z
 
     @staticmethod
     def backward(ctx, gg):
-        return gg[ctx.idx], None, None
+        idx, = ctx.saved_tensors
+        return gg[idx], None, None
 
 
 _BY_NAME = {"SliceBackward0": BasicIndex, "SelectBackward0": Select,

@@ -274,13 +274,14 @@ class MaskedFill(ArrayFunction, name="MaskedFillBackward0"):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        m = ctx.mask = np.broadcast_to(mask, x.shape)  # (NULL_CTX forgets attributes)
+        m = np.broadcast_to(mask, x.shape)
+        ctx.save_for_backward(m)   # saved, so freed by backward as torch frees its mask
         return np.where(m, value, x).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        keep = _make(~ctx.mask)
-        return g * keep, None, (g * _make(ctx.mask)).sum()
+        m, = ctx.saved_tensors
+        return g * _make(~m._data), None, (g * m).sum()
 
 
 class MaskedFillTensor(MaskedFill, name="MaskedFillBackward1"):
@@ -293,16 +294,17 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0"):
 
     @staticmethod
     def forward(ctx, x, values, idx):
-        ctx.idx = idx
+        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its indices
         out = x.copy()
         out[idx] = values
         return out
 
     @staticmethod
     def backward(ctx, g):
+        idx, = ctx.saved_tensors
         mask = np.ones(g._data.shape, g._data.dtype)
-        mask[ctx.idx] = 0
-        return g * _make(mask), g[ctx.idx], None
+        mask[idx] = 0
+        return g * _make(mask), g[idx], None
 
 
 # ---- public in-place ops ------------------------------------------------------------------------

@@ -151,7 +151,8 @@ class NllLoss(ArrayFunction, name="NllLossBackward0"):
             w = (weight[safe] if weight is not None else np.ones(n, lp.dtype)) * valid
             w = w.astype(lp.dtype, copy=False)
             losses = -lp[rows, safe] * w
-        ctx.meta = (lp.shape, rows, safe, w, reduction, batched)
+        ctx.meta = (lp.shape, rows, w, reduction, batched)
+        ctx.save_for_backward(safe)   # the targets, freed by backward as torch frees its own
         if reduction == "none":
             return losses if batched else losses.reshape(())
         total = losses.sum()
@@ -163,12 +164,13 @@ class NllLoss(ArrayFunction, name="NllLossBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        shape, rows, safe, w, reduction, batched = ctx.meta
+        safe, = ctx.saved_tensors
+        shape, rows, w, reduction, batched = ctx.meta
         coef = -1.0 if w is None else -w
         if reduction == "mean":
             coef = coef / ctx.denom
         onehot = np.zeros(shape, g._data.dtype)
-        onehot[rows, safe] = coef
+        onehot[rows, safe._data] = coef
         if reduction == "none":
             gi = g.reshape(-1, 1) * _make(onehot)
         else:
@@ -679,7 +681,8 @@ class MaxPool2DWithIndices(ArrayFunction, name="MaxPool2DWithIndicesBackward0"):
         unbatched = x.ndim == 3
         x4 = x[None] if unbatched else x
         out, am = _max_pool_forward(x4, k, s, p)
-        ctx.meta = (am, x4.shape, unbatched, k, s, p)
+        ctx.meta = (x4.shape, unbatched, k, s, p)
+        ctx.save_for_backward(am)   # the arg-maxes, freed by backward as torch frees its indices
         if unbatched:
             out = out[0]
         if not with_indices:
@@ -690,10 +693,11 @@ class MaxPool2DWithIndices(ArrayFunction, name="MaxPool2DWithIndicesBackward0"):
 
     @staticmethod
     def backward(ctx, g, _gidx=None):
-        am, shape, unbatched, k, s, p = ctx.meta
+        am, = ctx.saved_tensors
+        shape, unbatched, k, s, p = ctx.meta
         if unbatched:
             g = g.unsqueeze(0)
-        gx = MaxPool2DScatter.apply(g, am, shape, k, s, p)
+        gx = MaxPool2DScatter.apply(g, am._data, shape, k, s, p)
         return (gx.squeeze(0) if unbatched else gx), None, None, None, None
 
 

@@ -591,13 +591,13 @@ class Where(ArrayFunction, name="WhereBackward0", scalar_edges=3):
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        ctx.cond = cond
+        ctx.save_for_backward(cond)   # saved, so freed by backward as torch frees its condition
         a, b = promote(a, b)
         return np.where(cond, a, b)
 
     @staticmethod
     def backward(ctx, g):
-        c = _make(ctx.cond)
+        c, = ctx.saved_tensors
         ga = where(c, g, 0.0) if ctx.needs(1) else None
         gb = where(c, 0.0, g) if ctx.needs(2) else None
         return None, ga, gb

@@ -199,6 +199,7 @@ class ExtremumDim(ArrayFunction, name="MaxBackward0"):
         ctx.in_shape = x.shape
         if axis is None:   # a 0-d input: its own max, at index 0
             idx = np.zeros((), np.int64)
+            ctx.save_for_backward(idx)
             ctx.mark_non_differentiable(idx)
             return x.copy(), idx
         if x.shape[axis] == 0:
@@ -211,15 +212,17 @@ class ExtremumDim(ArrayFunction, name="MaxBackward0"):
             vals = vals.squeeze(axis)
             idx = idx.squeeze(axis)
         idx = idx.astype(np.int64)
-        ctx.in_shape, ctx.axis, ctx.keepdim, ctx.idx = x.shape, axis, keepdim, idx
+        ctx.in_shape, ctx.axis, ctx.keepdim = x.shape, axis, keepdim
+        ctx.save_for_backward(idx)   # the indices output, freed by backward as in torch
         ctx.mark_non_differentiable(idx)
         return vals, idx
 
     @staticmethod
     def backward(ctx, g, g_idx=None):
+        idx, = ctx.saved_tensors
         if ctx.in_shape == ():
             return g, None, None, None
-        return IndexSelectScatter.apply(g, ctx.in_shape, ctx.axis, ctx.idx, ctx.keepdim), \
+        return IndexSelectScatter.apply(g, ctx.in_shape, ctx.axis, idx._data, ctx.keepdim), \
             None, None, None
 
 
@@ -232,7 +235,8 @@ class IndexSelectScatter(ArrayFunction, name="ValueSelectingReductionBackward0")
 
     @staticmethod
     def forward(ctx, g, shape, axis, idx, keepdim):
-        ctx.axis, ctx.idx, ctx.keepdim = axis, idx, keepdim
+        ctx.axis, ctx.keepdim = axis, keepdim
+        ctx.save_for_backward(idx)
         z = np.zeros(shape, g.dtype)
         if not keepdim:
             g, idx = np.expand_dims(g, axis), np.expand_dims(idx, axis)
@@ -241,7 +245,8 @@ class IndexSelectScatter(ArrayFunction, name="ValueSelectingReductionBackward0")
 
     @staticmethod
     def backward(ctx, gg):
-        return GatherAlong.apply(gg, ctx.axis, ctx.idx, ctx.keepdim), None, None, None, None
+        idx, = ctx.saved_tensors
+        return GatherAlong.apply(gg, ctx.axis, idx._data, ctx.keepdim), None, None, None, None
 
 
 class GatherAlong(ArrayFunction, name="GatherBackward0"):
@@ -249,14 +254,16 @@ class GatherAlong(ArrayFunction, name="GatherBackward0"):
 
     @staticmethod
     def forward(ctx, x, axis, idx, keepdim):
-        ctx.in_shape, ctx.axis, ctx.idx, ctx.keepdim = x.shape, axis, idx, keepdim
+        ctx.in_shape, ctx.axis, ctx.keepdim = x.shape, axis, keepdim
+        ctx.save_for_backward(idx)
         i = idx if keepdim else np.expand_dims(idx, axis)
         out = np.take_along_axis(x, i, axis=axis)
         return out if keepdim else out.squeeze(axis)
 
     @staticmethod
     def backward(ctx, g):
-        return IndexSelectScatter.apply(g, ctx.in_shape, ctx.axis, ctx.idx, ctx.keepdim), \
+        idx, = ctx.saved_tensors
+        return IndexSelectScatter.apply(g, ctx.in_shape, ctx.axis, idx._data, ctx.keepdim), \
             None, None, None
 
 
@@ -761,16 +768,18 @@ class Sort(ArrayFunction, name="SortBackward0"):
         vals = np.take_along_axis(xx, idx, axis=axis)
         if zero_d:
             vals, idx = vals.reshape(()), idx.reshape(())
-        ctx.meta = (xx.shape, axis, idx.reshape(vals.shape if not zero_d else (1,)), zero_d)
+        ctx.meta = (xx.shape, axis, zero_d)
+        ctx.save_for_backward(idx)   # the indices output, freed by backward as in torch
         ctx.mark_non_differentiable(idx)
         return vals, idx
 
     @staticmethod
     def backward(ctx, g, _gidx=None):
-        shape, axis, idx, zero_d = ctx.meta
+        idx, = ctx.saved_tensors
+        shape, axis, zero_d = ctx.meta
         if zero_d:
             return g, None, None, None
-        return IndexSelectScatter.apply(g, shape, axis, idx, True), None, None, None
+        return IndexSelectScatter.apply(g, shape, axis, idx._data, True), None, None, None
 
 
 class SortStable(Sort, name="SortBackward1"):

@@ -28,14 +28,16 @@ class Gather(ArrayFunction, name="GatherBackward0"):
 
     @staticmethod
     def forward(ctx, x, axis, idx):
-        ctx.in_shape, ctx.axis, ctx.idx = x.shape, axis, idx
+        ctx.in_shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its index
         if x.ndim == 0:
             return x.reshape(idx.shape).copy()
         return x[_coords(idx, axis)]
 
     @staticmethod
     def backward(ctx, g):
-        return ScatterAdd.apply(g, ctx.in_shape, ctx.axis, ctx.idx), None, None
+        idx, = ctx.saved_tensors
+        return ScatterAdd.apply(g, ctx.in_shape, ctx.axis, idx._data), None, None
 
 
 class ScatterAdd(ArrayFunction, name="ScatterAddBackward0"):
@@ -43,7 +45,8 @@ class ScatterAdd(ArrayFunction, name="ScatterAddBackward0"):
 
     @staticmethod
     def forward(ctx, g, shape, axis, idx):
-        ctx.axis, ctx.idx = axis, idx
+        ctx.axis = axis
+        ctx.save_for_backward(idx)
         z = np.zeros(shape, g.dtype)
         if not shape:
             z += g.sum()
@@ -53,7 +56,8 @@ class ScatterAdd(ArrayFunction, name="ScatterAddBackward0"):
 
     @staticmethod
     def backward(ctx, gg):
-        return Gather.apply(gg, ctx.axis, ctx.idx), None, None, None
+        idx, = ctx.saved_tensors
+        return Gather.apply(gg, ctx.axis, idx._data), None, None, None
 
 
 def _index_array(index, op_name, allowed=("int64",), msg=None):
@@ -97,14 +101,16 @@ class IndexSelect(ArrayFunction, name="IndexSelectBackward0"):
 
     @staticmethod
     def forward(ctx, x, axis, idx):
-        ctx.in_shape, ctx.axis, ctx.idx = x.shape, axis, idx
+        ctx.in_shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its index
         if x.ndim == 0:
             return x.reshape(idx.shape).copy()
         return np.take(x, idx, axis=axis)
 
     @staticmethod
     def backward(ctx, g):
-        return IndexAdd.apply(g, ctx.in_shape, ctx.axis, ctx.idx), None, None
+        idx, = ctx.saved_tensors
+        return IndexAdd.apply(g, ctx.in_shape, ctx.axis, idx._data), None, None
 
 
 class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
@@ -113,7 +119,8 @@ class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
 
     @staticmethod
     def forward(ctx, g, shape, axis, idx):
-        ctx.axis, ctx.idx = axis, idx
+        ctx.axis = axis
+        ctx.save_for_backward(idx)
         z = np.zeros(shape, g.dtype)
         if not shape:
             z += g.sum()
@@ -124,7 +131,8 @@ class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
 
     @staticmethod
     def backward(ctx, gg):
-        return IndexSelect.apply(gg, ctx.axis, ctx.idx), None, None, None
+        idx, = ctx.saved_tensors
+        return IndexSelect.apply(gg, ctx.axis, idx._data), None, None, None
 
 
 @op("index_select")
