@@ -679,3 +679,19 @@ def test_nodes_saving_indices_are_freed_like_torch(case):
         except RuntimeError as e:
             outcome.append("second time" in str(e))
     assert outcome[0] == outcome[1]
+
+
+def _no_grad_view(lib):
+    z = lib.tensor([1.0, 2.0], requires_grad=True)
+    with lib.no_grad():
+        u = z[0:1]
+        r = z.view(2)
+    (u * 2 + r[:1]).sum().backward()
+    with lib.no_grad():
+        u.mul_(3)      # fine inside no_grad
+    return [u.requires_grad, u.is_leaf, u.grad, r.grad, z.grad, z.tolist()]
+
+
+def test_view_made_under_no_grad_requires_grad_but_receives_none_like_torch():
+    ours, ref = (_no_grad_view(lib) for lib in _libs())
+    assert ours == ref

@@ -101,7 +101,6 @@ KNOWN_ERRORS = [
     r"which is an expanded view or otherwise read-only",  # ..._write_into_slice_of_expanded
 ]
 KNOWN_TORCH_ERRORS = [
-    r"A view was created in no_grad mode",  # test_regression_view_created_in_no_grad
 ]
 
 
@@ -279,10 +278,6 @@ def compare(prog, what, t, g, *, grads=False):
     if _dtname(t.dtype) != _dtname(g.dtype):
         prog.fail(f"{what}: dtype torch {t.dtype} vs tapegrad {g.dtype}")
     if t.requires_grad != g.requires_grad:
-        if t.requires_grad and t.is_leaf and t._base is not None:
-            raise KnownBug(what)   # test_regression_view_created_in_no_grad
-        if t.requires_grad and "no_grad" in prog.source() and not grads:
-            raise KnownBug(what)   # ... or computed from one
         prog.fail(f"{what}: requires_grad torch {t.requires_grad} vs tapegrad {g.requires_grad}")
     if (not grads and _gfname(t) != _gfname(g) and (_gfname(t), _gfname(g)) not in KNOWN_NAME_DIFFS
             and (_gfname(t), "*") not in KNOWN_NAME_DIFFS):
@@ -1358,11 +1353,10 @@ def test_regression_cat_empty_input_double_backward():
     _same(case)
 
 
-@open_bug(
-    "a view of a requires-grad tensor made under no_grad has requires_grad=False; torch: True "
-    "(a leaf without grad_fn), so later ops on it require grad, and an in-place op on it "
-    "raises 'A view was created in no_grad mode ...'")
 def test_regression_view_created_in_no_grad():
+    """Was a bug (found by the properties): a view of a requires-grad tensor made under no_grad
+    had requires_grad=False; torch: True (a leaf without grad_fn), so later ops on it require
+    grad, and an in-place op on it raises 'A view was created in no_grad mode ...'."""
     def case(lib):
         x = lib.ones(2, requires_grad=True)
         v = x * 1

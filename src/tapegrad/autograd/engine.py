@@ -216,7 +216,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if cls is AccumulateGrad:
                 if rare and node._prehooks is not None:
                     grads = _run_prehooks(node, grads)
-                if accumulate and grads[0] is not None and (targets is None or node in targets):
+                ex = node.variable._extra
+                if accumulate and grads[0] is not None and (targets is None or node in targets) \
+                        and (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
                     staged.append((node.variable, grads[0]))
                     if rare and node._hooks is not None:
                         acc_hooks.append((node, grads[0]))

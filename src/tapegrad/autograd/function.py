@@ -259,6 +259,12 @@ class ArrayFunction(Function):
         t = _make(out)
         if cls._view:
             _share_version(t, cls, args)
+            if args[0]._requires_grad and not _state.grad_enabled and not _state.inference:
+                # torch: a view made under no_grad of a tensor that requires grad requires grad
+                # too, as a leaf without history that receives no gradient, and may not be
+                # modified in place with grad mode on
+                t._requires_grad = True
+                t._extra = {"no_grad_view": True}
         return t
 
 
@@ -314,7 +320,8 @@ def refresh_view(view):
     regenerates a view's grad_fn the same way). Without it, the view's gradient would skip the
     in-place op."""
     base = view._base
-    if base._requires_grad and _state.grad_enabled:
+    if base._requires_grad and _state.grad_enabled and not (
+            view._extra is not None and view._extra.get("no_grad_view")):
         v = base
         for cls, extra in view._view_chain:
             v = cls.apply(v, *extra)
