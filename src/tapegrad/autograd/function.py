@@ -398,7 +398,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
     version, output_nr, where) or ("c", constant). Outputs are kept as arrays, not Tensors, so a
     node never holds a tensor whose grad_fn is itself (no reference cycle)."""
     saved = []
-    used = set()
+    used = ()      # argument positions already matched (a tuple: usually one or none)
     where = None
     for item in items:
         if item is None:
@@ -414,7 +414,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
         matches = [k for k, f in enumerate(fwd_inputs) if item is f and isinstance(args[k], Tensor)]
         if matches:
             k = next((k for k in matches if k not in used), matches[0])
-            used.add(k)
+            used += (k,)
             t = args[k]
             ex = t._extra
             if ex is not None and ex.get("inference"):
