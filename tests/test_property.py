@@ -695,7 +695,7 @@ def backward_and_compare(p, out="out"):
         # torch's AccumulateGrad may steal one gradient buffer for several .grad (x.sum() + y.sum()
         # on 0-d leaves), which the next backward then accumulates into twice: unalias first.
         for x in p.inputs + p.retained:
-            if p.ref(x).grad is not None and not (x in p.retained and p.ref(x)._version):
+            if p.ref(x).grad is not None:
                 p.run(f"{x}.grad = {x}.grad.clone()")
         if p.run(f"{v}.backward(torch.ones_like({v}))" if v != out else f"{out}.backward()"):
             compare_grads(p)
@@ -703,8 +703,6 @@ def backward_and_compare(p, out="out"):
 
 def compare_grads(p):
     for x in p.inputs + p.retained:
-        if x in p.retained and p.ref(x)._version:
-            continue   # test_regression_retain_grad_then_inplace
         compare(p, f"{x}.grad", p.envs["torch"][x].grad, p.envs["tapegrad"][x].grad, grads=True)
 
 
@@ -1393,11 +1391,10 @@ def test_regression_saved_indices_not_freed():
     _same(case)
 
 
-@open_bug(
-    "retain_grad() then an in-place op: .grad is the gradient w.r.t. the value before the in- "
-    "place op (torch moves the retained grad to the new version); on a view whose base is "
-    "modified in place, .grad stays None")
 def test_regression_retain_grad_then_inplace():
+    """Was a bug (found by the properties): retain_grad() then an in-place op gave .grad for the
+    value before the in-place op (torch moves the retained grad to the new version); on a view
+    whose base was modified in place, .grad stayed None."""
     def case(lib):
         out = []
         for f in (lambda v: v.__setitem__(0, 5.0), lambda v: v.mul_(3)):

@@ -307,13 +307,28 @@ class Tensor:
             return
         if self.retains_grad:
             return
-        ex = self._extra_dict()
-        ex["retains_grad"] = True
-        fn = self.grad_fn
+        self._extra_dict()["retains_grad"] = True
+        self._retain_on(self.grad_fn)
+
+    def _retain_on(self, fn):
         if fn._retain is None:
             fn._retain = {}
             fn._rare = True
         fn._retain[self._output_nr] = weakref.ref(self)
+
+    def _set_history(self, fn, output_nr):
+        """Point this tensor at a new grad_fn (an in-place op rebased it, or a view's history was
+        re-derived). A retained gradient moves to the new node, as torch moves retain_grad's
+        hook, so ``.grad`` is the gradient of the tensor's current value."""
+        old, old_nr = self.grad_fn, self._output_nr
+        self.grad_fn = fn
+        if output_nr != old_nr:
+            self._output_nr = output_nr
+        if old is not fn and self._extra is not None and self._extra.get("retains_grad"):
+            if old is not None and old._retain is not None:
+                old._retain.pop(old_nr, None)
+            if fn is not None:
+                self._retain_on(fn)
 
     def register_hook(self, hook):
         """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a

@@ -325,8 +325,7 @@ def refresh_view(view):
         v = base
         for cls, extra in view._view_chain:
             v = cls.apply(v, *extra)
-        view.grad_fn = v.grad_fn
-        view._output_nr = v._output_nr
+        view._set_history(v.grad_fn, v._output_nr)
         view._requires_grad = v._requires_grad
     view._view_version = view._vc.v
 

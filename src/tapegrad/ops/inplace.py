@@ -186,8 +186,7 @@ def _write_and_rebase(x, old, r):
     if x._base is not None:
         _copy_slices(x, r)
     else:
-        x.grad_fn = node
-        x._output_nr = r._output_nr
+        x._set_history(node, r._output_nr)
         x._requires_grad = r._requires_grad
 
 
@@ -218,8 +217,7 @@ def _copy_slices(view, r):
     base = view._base
     balias = _alias(base)
     cs = CopySlices.apply(balias, r, view._view_chain)
-    base.grad_fn = cs.grad_fn
-    base._output_nr = 0
+    base._set_history(cs.grad_fn, 0)
     base._requires_grad = cs._requires_grad
     # the view now reads from the new base: re-derive its history from it
     refresh_view(view)
