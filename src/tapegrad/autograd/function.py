@@ -10,12 +10,13 @@ also the ``ctx``) through :func:`record`, and go through the same engine.
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
 from .._tensor import Tensor, _make
 from .grad_mode import state as _state
-from .graph import Node, VersionCounter, format_where, user_frame
+from .graph import Node, VersionCounter, _in_pkg, format_where, user_frame
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -171,92 +172,103 @@ class ArrayFunction(Function):
 
     @classmethod
     def apply(cls, *args):
-        if not _state.grad_enabled:
-            # inside backward (or no_grad): nothing to record, so no edges to make
-            return cls._untracked(args, [a._data if isinstance(a, Tensor) else a for a in args])
         arrays = []
-        edges = []
-        rec = stale = False
-        # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3% of
-        # a small op); make_edges itself runs only when a stale view must be refreshed first
-        for a in args:
-            if isinstance(a, Tensor):
-                arr = a._data
-                arrays.append(arr)
-                if a._requires_grad:
-                    rec = True
+        if _state.grad_enabled:
+            edges = []
+            rec = stale = False
+            # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3%
+            # of a small op); make_edges itself runs only when a stale view must be refreshed
+            for a in args:
+                if isinstance(a, Tensor):
+                    arr = a._data
+                    arrays.append(arr)
                     if a._base is not None and a._view_version != a._vc.v:
                         stale = True
-                    fn = a.grad_fn
-                    edges.append((fn if fn is not None else a._accumulator(), a._output_nr,
-                                  arr.shape, arr.dtype))
+                    if a._requires_grad:
+                        rec = True
+                        fn = a.grad_fn
+                        edges.append((fn if fn is not None else a._accumulator(), a._output_nr,
+                                      arr.shape, arr.dtype))
+                    else:
+                        edges.append(_NO_GRAD_EDGE)
                 else:
-                    if a._base is not None and a._view_version != a._vc.v:
-                        stale = True
-                    edges.append(_NO_GRAD_EDGE)
-            else:
-                arrays.append(a)
-                edges.append(None)
-        if not rec:
-            return cls._untracked(args, arrays)
-        # recording, the per-op hot path: inline, and the node is built without __init__
-        ctx = _new(cls._backward_cls)
-        ctx._seq = _next_seq()
-        ctx._saved = None
-        ctx._n_out = 1
-        # edges before forward, so it can save only what the needed gradients use (ctx.needs(i))
-        ctx._edges = make_edges(args) if stale else edges
-        try:
-            out = cls.forward(ctx, *arrays)
-        except ValueError as e:
-            raise forward_error(cls, args, e) from None
-        if type(out) is tuple:
-            outs = tuple(_make(o) for o in out)
-            record(ctx, args, arrays, outs)
-            return outs
-        if type(out) is not _nd:
-            # NumPy gives a 0-d result as a scalar: save the array the output holds, so a saved
-            # result stays tied to its output (and differentiable under create_graph)
-            arr = _asarray(out)
-            if ctx._saved is not None:
-                ctx._saved = tuple(arr if s is out else s for s in ctx._saved)
-            out = arr
-        t = _new(Tensor)
-        t._data = out
-        if _state.inference:
-            t._extra = {"inference": True}
-        if ctx._special is None:
-            if out.dtype.kind == "f":
-                t.grad_fn = ctx
-                t._requires_grad = True
-            else:
-                t.grad_fn = None
-                t._requires_grad = False
+                    arrays.append(a)
+                    edges.append(None)
+            if rec:
+                # recording, the per-op hot path: inline, and the node is built without __init__
+                ctx = _new(cls._backward_cls)
+                ctx._seq = _next_seq()
+                ctx._saved = None
+                ctx._n_out = 1
+                # edges before forward, so it can save only what the needed gradients use
+                # (ctx.needs(i))
+                ctx._edges = make_edges(args) if stale else edges
+                try:
+                    out = cls.forward(ctx, *arrays)
+                except ValueError as e:
+                    raise forward_error(cls, args, e) from None
+                if type(out) is tuple:
+                    outs = tuple(_make(o) for o in out)
+                    record(ctx, args, arrays, outs)
+                    return outs
+                if type(out) is not _nd:
+                    # NumPy gives a 0-d result as a scalar: save the array the output holds, so a
+                    # saved result stays tied to its output (and differentiable under create_graph)
+                    arr = _asarray(out)
+                    if type(ctx._saved) is tuple:
+                        ctx._saved = tuple(arr if s is out else s for s in ctx._saved)
+                    out = arr
+                t = _new(Tensor)
+                t._data = out
+                if _state.inference:
+                    t._extra = {"inference": True}
+                if ctx._special is None:
+                    if out.dtype.kind == "f":
+                        t.grad_fn = ctx
+                        t._requires_grad = True
+                    else:
+                        t.grad_fn = None
+                        t._requires_grad = False
+                else:
+                    t.grad_fn = None
+                    t._requires_grad = False
+                    _record_outputs(ctx, (t,), ctx._special)
+                saved = ctx._saved
+                # (a list is packed already: constants a forward saved)
+                if type(saved) is tuple:
+                    if len(saved) == 1 and saved[0] is out and not cls._view:
+                        # the usual single saved result (tanh, exp, sigmoid...): no search, and
+                        # the source line probed inline: the op's caller's caller is usually the
+                        # user's code
+                        vc = t._vc = VersionCounter()
+                        f = _getframe(2)
+                        code = f.f_code
+                        ctx._saved = [("o", out, vc, 0, 0, (code, f.f_lasti)
+                                       if _in_pkg.get(code.co_filename) is False else user_frame())]
+                    else:
+                        ctx._saved = _pack(ctx, saved, args, arrays, (t,))
+                if cls._view:
+                    _share_version(t, cls, args)
+                return t
         else:
-            t.grad_fn = None
-            t._requires_grad = False
-            _record_outputs(ctx, (t,), ctx._special)
-        saved = ctx._saved
-        if saved is not None:
-            if len(saved) == 1 and saved[0] is out and not cls._view:
-                # the usual single saved result (tanh, exp, sigmoid...): no search needed
-                vc = t._vc = VersionCounter()
-                ctx._saved = [("o", out, vc, 0, 0, user_frame())]
-            else:
-                ctx._saved = _pack(ctx, saved, args, arrays, (t,))
-        if cls._view:
-            _share_version(t, cls, args)
-        return t
-
-    @classmethod
-    def _untracked(cls, args, arrays):
+            # inside backward (or no_grad): nothing to record, so no edges to make
+            for a in args:
+                arrays.append(a._data if isinstance(a, Tensor) else a)
         try:
             out = cls.forward(NULL_CTX, *arrays)
         except ValueError as e:
             raise forward_error(cls, args, e) from None
         if type(out) is tuple:
             return tuple(_make(o) for o in out)
-        t = _make(out)
+        if type(out) is not _nd:
+            out = _asarray(out)
+        # _make, inlined: this is every op's path inside backward
+        t = _new(Tensor)
+        t._data = out
+        t._requires_grad = False
+        t.grad_fn = None
+        if _state.inference:
+            t._extra = {"inference": True}
         if cls._view:
             _share_version(t, cls, args)
             if args[0]._requires_grad and not _state.grad_enabled and not _state.inference:
@@ -269,6 +281,7 @@ class ArrayFunction(Function):
 
 
 _new = object.__new__
+_getframe = sys._getframe
 _nd = np.ndarray
 _asarray = np.asarray
 _next_seq = _seq_counter.__next__
@@ -364,7 +377,7 @@ def record(node, args, fwd_inputs, outputs):
             o._requires_grad = True
     else:
         _record_outputs(node, outputs, sp or {})
-    if node._saved is not None:
+    if type(node._saved) is tuple:
         node._saved = _pack(node, node._saved, args, fwd_inputs, outputs)
 
 

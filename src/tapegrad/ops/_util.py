@@ -35,9 +35,13 @@ def promote(a, b):
         if type(b) is _nd:
             if a.dtype is b.dtype:
                 return a, b
-        elif type(b) is float and a.dtype.kind == "f":
-            w = _weak.get((b, a.dtype))   # weak_scalar's cache, inlined: the hottest case
-            return a, (w if w is not None else weak_scalar(b, a.dtype))
+        elif type(b) is float:
+            # weak_scalar's cache, inlined: the hottest case (one table per float dtype, as
+            # hashing a (number, dtype) key costs more than the ufunc it saves on)
+            cache = _weak.get(a.dtype)
+            if cache is not None:
+                w = cache.get(b)
+                return a, (w if w is not None else weak_scalar(b, a.dtype))
         elif type(b) is int and a.dtype.kind in "fiu":
             return a, (weak_scalar(b, a.dtype) if a.dtype.kind == "f" else b)
     elif type(b) is _nd and type(a) is float and b.dtype.kind == "f":
@@ -54,7 +58,7 @@ def promote(a, b):
     return a, b
 
 
-_weak: dict = {}
+_weak = {np.dtype(t): {} for t in (np.float16, np.float32, np.float64)}
 
 
 def weak_scalar(v, dtype):
@@ -62,16 +66,16 @@ def weak_scalar(v, dtype):
     value NumPy would compute with (it casts a weak Python scalar to the array's dtype), at about a
     third of the cost per ufunc call (converting a Python float is most of a small op's time).
     Zero is left alone (-0.0 == 0.0 as a dict key), and so is a number a float cannot hold."""
-    if not v or not -1e300 < v < 1e300:
+    cache = _weak.get(dtype)
+    if cache is None or not v or not -1e300 < v < 1e300:
         return v
-    key = (v, dtype)
-    arr = _weak.get(key)
+    arr = cache.get(v)
     if arr is None:
-        if len(_weak) > 512:    # varying numbers (a decaying learning rate): stay bounded
-            _weak.clear()
+        if len(cache) > 512:    # varying numbers (a decaying learning rate): stay bounded
+            cache.clear()
         arr = np.array(v, dtype)
         arr.flags.writeable = False
-        _weak[key] = arr
+        cache[v] = arr
     return arr
 
 

@@ -74,9 +74,14 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
     @staticmethod
     def forward(ctx, a, b):
         if ctx is not NULL_CTX:
-            # each gradient needs only the other operand: save just that (torch does the same, so
-            # changing an operand in place is an error only when its value is really needed)
-            ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+            if type(b) is not _nd:
+                # times a number: only a's gradient is needed, and it needs the number, stored
+                # packed (a constant has no version to check)
+                ctx._saved = [None, ("c", b)]
+            else:
+                # each gradient needs only the other operand: save just that (torch does the
+                # same, so changing an operand in place is an error only when its value is needed)
+                ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
         a, b = promote(a, b)
         return a * b
 
