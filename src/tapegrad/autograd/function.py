@@ -215,8 +215,10 @@ class ArrayFunction(Function):
                     # NumPy gives a 0-d result as a scalar: save the array the output holds, so a
                     # saved result stays tied to its output (and differentiable under create_graph)
                     arr = _asarray(out)
-                    if type(ctx._saved) is tuple:
-                        ctx._saved = tuple(arr if s is out else s for s in ctx._saved)
+                    saved = ctx._saved
+                    if type(saved) is tuple:
+                        ctx._saved = (arr,) if len(saved) == 1 and saved[0] is out else \
+                            tuple(arr if s is out else s for s in saved)
                     out = arr
                 t = _new(Tensor)
                 t._data = out

@@ -13,7 +13,8 @@ from ..autograd.function import NULL_CTX, ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
-from ._util import Tensor, _make, broadcast_error, check_operand, float_result, promote, to_float
+from ._util import (Tensor, _make, broadcast_error, check_operand, float_result, promote, to_float,
+                    weak_scalar)
 
 _nd = np.ndarray
 
@@ -87,14 +88,21 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
+        # forward saved each operand only where the other one needs its gradient
         a, b = ctx.saved_tensors
-        gb = g * a if ctx.needs(1) else None
-        if ctx.needs(0) and isinstance(b, Tensor):
-            arr = _spare(g, b._data)
-            if arr is not None:     # g is the engine's alone: the product goes into its buffer
-                arr *= b._data
-                return g, gb
-        return (g * b if ctx.needs(0) else None), gb
+        gb = None if a is None else Mul.apply(g, a)
+        if b is None:
+            return None, gb
+        if isinstance(b, Tensor):
+            other = b._data
+            arr = _spare(g, other)
+        else:   # a number, as the cached array a Python float becomes (see promote)
+            arr = _spare(g, g._data)
+            other = b if arr is None else weak_scalar(b, arr.dtype)
+        if arr is not None:     # g is the engine's alone: the product goes into its buffer
+            arr *= other
+            return g, gb
+        return Mul.apply(g, b), gb
 
 
 class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
@@ -349,10 +357,6 @@ class Tanh(ArrayFunction, name="TanhBackward0"):
         return TanhGrad.apply(g, y)
 
 
-def _out_shape(a, b):
-    return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
-
-
 class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     """tanh_backward(grad, y) = grad * (1 - y ** 2), one primitive so a plain backward costs one
     op. derivatives.yaml tanh_backward: grad_output: grad * (1 - y ** 2);
@@ -360,12 +364,22 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
 
     @staticmethod
     def forward(ctx, g, y):
-        ctx.save_for_backward(g, y)
-        t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
-        np.subtract(1, t, out=t)
+        if ctx is not NULL_CTX:
+            ctx.save_for_backward(g, y)
+        shape = g.shape
+        if shape == y.shape and y.ndim:
+            t = y * y
+        else:   # broadcast, or 0-d (where NumPy gives a scalar): an array of the result's shape
+            if shape != y.shape:
+                shape = np.broadcast_shapes(shape, y.shape)
+            t = np.multiply(y, y, out=np.empty(shape, y.dtype))
+        # the cached 0-d one: NumPy converts a Python 1 on every call, which costs as much as
+        # the subtraction itself on small arrays
+        np.subtract(weak_scalar(1.0, y.dtype), t, out=t)
         # skipped when g is one 1 broadcast everywhere (what sum's backward hands on): a whole
-        # pass for nothing; the test is inline, as a call would cost every small op
-        if any(g.strides) or not g.size or g.flat[0] != 1:
+        # pass for nothing; the test is inline, as a call would cost every small op (and for a
+        # 0-d g, the test costs more than the product)
+        if not g.ndim or any(g.strides) or not g.size or g.flat[0] != 1:
             t *= g
         return t
 
@@ -403,10 +417,12 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
 
     @staticmethod
     def forward(ctx, g, y):
-        ctx.save_for_backward(g, y)
-        t = np.subtract(1, y, out=np.empty(_out_shape(g, y), y.dtype))
+        if ctx is not NULL_CTX:
+            ctx.save_for_backward(g, y)
+        t = np.subtract(weak_scalar(1.0, y.dtype), y, out=np.empty(
+            g.shape if g.shape == y.shape else np.broadcast_shapes(g.shape, y.shape), y.dtype))
         t *= y
-        if any(g.strides) or not g.size or g.flat[0] != 1:   # as in TanhGrad
+        if not g.ndim or any(g.strides) or not g.size or g.flat[0] != 1:   # as in TanhGrad
             t *= g
         return t
 
