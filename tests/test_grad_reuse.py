@@ -197,3 +197,47 @@ def test_mul_backward_reuses_only_an_unshared_gradient():
     np.testing.assert_allclose(v.grad._data, np.full(6, 3.0))
     np.testing.assert_allclose(u.grad._data, 3.0 * c._data)
     np.testing.assert_allclose(x.grad._data, 3.0 * c._data ** 2)
+
+
+def test_mul_by_number_reuses_only_an_unshared_gradient():
+    x, w = _leaves("exp")
+    _Probe.seen.clear()
+    _Probe.apply(x * 2.5, w).sum().backward()
+    assert _Probe.seen[0]() is x.grad._data           # written into the probe's array
+    np.testing.assert_array_equal(x.grad._data, np.full(6, 2.5))
+    three = np.full(6, 3.0)
+    # retained, kept by a hook, captured by autograd.grad, or the user's own: never written
+    x.grad = None
+    u = x * 2.5
+    u.retain_grad()
+    (u * 3.0).sum().backward()
+    np.testing.assert_array_equal(u.grad._data, three)
+    np.testing.assert_array_equal(x.grad._data, np.full(6, 7.5))
+    x.grad = None
+    kept = []
+    u = x * 2.5
+    u.register_hook(kept.append)
+    (u * 3.0).sum().backward()
+    np.testing.assert_array_equal(kept[0]._data, three)
+    u = x * 2.5
+    gu, gx = tg.autograd.grad((u * 3.0).sum(), [u, x])
+    np.testing.assert_array_equal(gu._data, three)
+    np.testing.assert_array_equal(gx._data, np.full(6, 7.5))
+    g = tg.tensor(three)
+    (x * 2.5).backward(g)
+    np.testing.assert_array_equal(g._data, three)
+
+
+@pytest.mark.parametrize("number", [1.0001, 3, True, 1e-8])
+def test_mul_by_number_gradient_dtype_and_value_match_torch(number):
+    torch = pytest.importorskip("torch")
+    # x's gradient is (g * c) * number, written into the buffer of g * c (elementwise products
+    # in float32, so equal to the last bit)
+    v = np.linspace(-1, 1, 5).astype(np.float32)
+    c = np.linspace(0.3, 3.1, 5).astype(np.float32)
+    x = tg.tensor(v, requires_grad=True)
+    tx = torch.tensor(v, requires_grad=True)
+    (x * number * tg.tensor(c)).sum().backward()
+    (tx * number * torch.tensor(c)).sum().backward()
+    assert x.grad.dtype == tg.float32
+    np.testing.assert_array_equal(x.grad._data, tx.grad.numpy())

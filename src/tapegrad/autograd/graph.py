@@ -44,14 +44,16 @@ def user_frame():
 
 def sole_holder(t, shape, dtype, holders: int) -> bool:
     """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
-    caller can see it: the array owns its memory, is writeable, has ``shape`` and ``dtype``, is
+    caller can see it: the array owns its memory, is writeable, has ``shape`` and ``dtype`` (any,
+    when ``shape`` is None), is
     referenced by ``t`` alone, and ``t`` has at most ``holders`` references, the count the caller's
     own frames account for (including this function's parameter and getrefcount's argument). The
     engine adds gradients into such a buffer; a plain backward writes its result into one."""
     arr = t._data
     # references to the array: t's slot, the local, getrefcount's argument
     return (arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
-            and sys.getrefcount(t) <= holders and arr.shape == shape and arr.dtype == dtype)
+            and sys.getrefcount(t) <= holders
+            and (shape is None or (arr.shape == shape and arr.dtype == dtype)))
 
 
 def user_stacklevel() -> int:

@@ -97,7 +97,7 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
             other = b._data
             arr = _spare(g, other)
         else:   # a number, as the cached array a Python float becomes (see promote)
-            arr = _spare(g, g._data)
+            arr = _spare(g)
             other = b if arr is None else weak_scalar(b, arr.dtype)
         if arr is not None:     # g is the engine's alone: the product goes into its buffer
             arr *= other
@@ -230,16 +230,17 @@ class RPow(ArrayFunction, name="PowBackward2", scalar_edges=2):
 
 
 # ---- unary math ---------------------------------------------------------------------------------
-def _spare(g, like):
+def _spare(g, like=None):
     """The array of gradient ``g`` when a backward may write its result there instead of into a
     new array (as hand-written code updates its gradient in place): only in a plain backward (no
     graph recorded), for a gradient nobody but the engine can see (``sole_holder``), with
-    ``like``'s shape and dtype. While the engine's single-output path runs a backward, g is held
+    ``like``'s shape and dtype (without ``like``: a result shaped as g itself). While the engine's single-output path runs a backward, g is held
     by the node's gradient list, the backward's argument, this argument, sole_holder's and
     getrefcount's: five. Any more may be a holder that would see the change (a retained or
     captured gradient, one passed to several inputs or to hooks, the user's own, the engine's
     call_node path), so g is then left alone."""
-    if _grad_state.grad_enabled or not sole_holder(g, like.shape, like.dtype, 5):
+    if _grad_state.grad_enabled or not (sole_holder(g, like.shape, like.dtype, 5)
+                                        if like is not None else sole_holder(g, None, None, 5)):
         return None
     return g._data
 
