@@ -661,6 +661,8 @@ SAVES_INDICES = {
     "nll_loss": lambda L, v: L.nn.functional.nll_loss(v, L.tensor([0, 1])),
     "max_pool2d": lambda L, v: L.nn.functional.max_pool2d(v.reshape(1, 1, 2, 2), 2),
     "slice": lambda L, v: v[0:1],   # saves only ints: a second backward runs, in torch too
+    "mul_number": lambda L, v: v * 2.5,     # saves the number: torch raises
+    "add_number": lambda L, v: v + 2.5,     # saves nothing: a second backward runs
 }
 
 
