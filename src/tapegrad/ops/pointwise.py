@@ -239,10 +239,11 @@ def _spare(g, like=None):
     getrefcount's: five. Any more may be a holder that would see the change (a retained or
     captured gradient, one passed to several inputs or to hooks, the user's own, the engine's
     call_node path), so g is then left alone."""
-    if _grad_state.grad_enabled or not (sole_holder(g, like.shape, like.dtype, 5)
-                                        if like is not None else sole_holder(g, None, None, 5)):
+    if _grad_state.grad_enabled:
         return None
-    return g._data
+    if like is None:
+        return g._data if sole_holder(g, None, None, 5) else None
+    return g._data if sole_holder(g, like.shape, like.dtype, 5) else None
 
 
 class Exp(ArrayFunction, name="ExpBackward0"):
@@ -358,6 +359,10 @@ class Tanh(ArrayFunction, name="TanhBackward0"):
         return TanhGrad.apply(g, y)
 
 
+def _out_shape(a, b):
+    return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
+
+
 class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     """tanh_backward(grad, y) = grad * (1 - y ** 2), one primitive so a plain backward costs one
     op. derivatives.yaml tanh_backward: grad_output: grad * (1 - y ** 2);
@@ -367,13 +372,10 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
-        shape = g.shape
-        if shape == y.shape and y.ndim:
+        if g.shape == y.shape and y.ndim:
             t = y * y
         else:   # broadcast, or 0-d (where NumPy gives a scalar): an array of the result's shape
-            if shape != y.shape:
-                shape = np.broadcast_shapes(shape, y.shape)
-            t = np.multiply(y, y, out=np.empty(shape, y.dtype))
+            t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
         # the cached 0-d one: NumPy converts a Python 1 on every call, which costs as much as
         # the subtraction itself on small arrays
         np.subtract(weak_scalar(1.0, y.dtype), t, out=t)
@@ -420,8 +422,7 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
-        t = np.subtract(weak_scalar(1.0, y.dtype), y, out=np.empty(
-            g.shape if g.shape == y.shape else np.broadcast_shapes(g.shape, y.shape), y.dtype))
+        t = np.subtract(weak_scalar(1.0, y.dtype), y, out=np.empty(_out_shape(g, y), y.dtype))
         t *= y
         if not g.ndim or any(g.strides) or not g.size or g.flat[0] != 1:   # as in TanhGrad
             t *= g
