@@ -313,7 +313,7 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0"):
 
 
 # ---- public in-place ops ------------------------------------------------------------------------
-def _binary_inplace(name, F, scalar_F=None):
+def _binary_inplace(name, F):
     def f(self, other, *, alpha=1):
         other = check_operand(other, name)
         args = (other,) if alpha == 1 else (other, alpha)
