@@ -130,8 +130,16 @@ SCALAR_CASES = [
 SCALARS = [1.0001, -0.0, 0.0, float("nan"), float("inf"), 1e39, 3, -7, 2 ** 40, 0.1]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", [n for n, _ in SCALAR_CASES])
+# torch computes half-precision pointwise ops in float32 and rounds once; NumPy rounds the number
+# to float16 first: x * 2**40 gives nan where torch gives 0, x ** 1e39 and clamp(1e39) do not
+# raise, and clamp keeps the wrong sign of a zero bound. Open bugs: strict xfails until fixed.
+_HALF_BUGS = {"mul", "rmul", "pow", "min", "max"}
+
+
+@pytest.mark.parametrize("name,dtype", [
+    pytest.param(n, d, marks=pytest.mark.xfail(strict=True, reason="float16 opmath (open bug)"))
+    if d == "float16" and n in _HALF_BUGS else (n, d)
+    for n, _ in SCALAR_CASES for d in ("float16", "float32", "float64")])
 def test_python_scalar_operands_match_torch(name, dtype):
     """Python numbers meeting a float tensor go through a cache of 0-d arrays: the values, signs
     of zero, nan/inf and overflow must stay exactly torch's (and the cache must not mix up 0.0
