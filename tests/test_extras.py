@@ -207,6 +207,9 @@ _ERRORS = [
     ("einsum_out_twice", lambda lib: lib.einsum("i->ii", lib.ones(2))),
     ("einsum_diag_size", lambda lib: lib.einsum("ii", lib.ones(2, 3))),
     ("einsum_bad_char", lambda lib: lib.einsum("i1", lib.ones(2))),
+    ("einsum_stray_dot", lambda lib: lib.einsum("ij,j.->i", lib.ones(2, 2), lib.ones(2))),
+    ("clamp_min_none", lambda lib: lib.clamp_min(lib.ones(2), None)),
+    ("clamp_max_none", lambda lib: lib.ones(2).clamp_max(None)),
     ("outer_2d", lambda lib: lib.outer(lib.ones(2), lib.ones(2, 2))),
     ("gelu_approx", lambda lib: lib.nn.functional.gelu(lib.ones(2), approximate="bad")),
     ("gelu_int", lambda lib: lib.nn.functional.gelu(lib.tensor([1, 2]))),
@@ -657,3 +660,13 @@ def test_scheduler_drives_training():
         sched.step()
         lrs.append(opt.param_groups[0]["lr"])
     np.testing.assert_allclose(lrs, [0.5, 0.05, 0.05, 0.005, 0.005])
+
+
+def test_einsum_stray_dot_names_the_operand_like_torch(torch):
+    """Was a bug: the message printed a literal '{i}' instead of the operand's position."""
+    msgs = []
+    for lib in (torch, tapegrad):
+        with pytest.raises(RuntimeError) as e:
+            lib.einsum("ij,j.->i", lib.ones(2, 2), lib.ones(2))
+        msgs.append(str(e.value))
+    assert msgs[1].startswith(msgs[0])

@@ -133,7 +133,7 @@ def _parse(equation, operands):
         if "..." in term:
             before, _, after = term.partition("...")
             if "." in before or "." in after:
-                raise RuntimeError("einsum(): found '.' for operand {i} that is not part of any "
+                raise RuntimeError(f"einsum(): found '.' for operand {i} that is not part of any "
                                    "ellipsis")
             n_ell = nd - len(before) - len(after)
             if n_ell < 0:
@@ -163,11 +163,11 @@ def _parse(equation, operands):
         if "..." in rhs:
             rb, _, ra = rhs.partition("...")
             out_chars = rb + ra
-            out = tuple(label_id_out(c, ids) for c in rb) + tuple(ell_ids) + \
-                tuple(label_id_out(c, ids) for c in ra)
+            out = tuple(_label_id_out(c, ids) for c in rb) + tuple(ell_ids) + \
+                tuple(_label_id_out(c, ids) for c in ra)
         else:
             out_chars = rhs
-            out = tuple(label_id_out(c, ids) for c in rhs)
+            out = tuple(_label_id_out(c, ids) for c in rhs)
         if "." in out_chars:
             raise RuntimeError("einsum(): found '.' for output but it is not part of any ellipsis")
         if len(set(out)) != len(out):
@@ -200,7 +200,7 @@ def _parse(equation, operands):
     return tuple(subs), out, sizes
 
 
-def label_id_out(ch, ids):
+def _label_id_out(ch, ids):
     if ch not in ids:
         raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for "
                            f"any input operand")

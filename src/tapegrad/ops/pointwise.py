@@ -792,7 +792,9 @@ def clamp(input, min=None, max=None):  # noqa: A002
 @op("clamp_min", method=True)
 def clamp_min(input, min):  # noqa: A002
     """max(input, min): the gradient passes where input >= min (ClampMinBackward0). Shapes,
-    dtypes and errors as :func:`clamp`."""
+    dtypes and bound errors as :func:`clamp`; TypeError when ``min`` is None."""
+    if min is None:    # torch: no overload takes None here (clamp does)
+        raise TypeError("clamp_min() expected a number or a Tensor as min, got None")
     if isinstance(min, Tensor):
         return ClampMinTensor.apply(input, min, None)
     return ClampMin.apply(input, min, None)
@@ -801,7 +803,9 @@ def clamp_min(input, min):  # noqa: A002
 @op("clamp_max", method=True)
 def clamp_max(input, max):  # noqa: A002
     """min(input, max): the gradient passes where input <= max (ClampMaxBackward0). Shapes,
-    dtypes and errors as :func:`clamp`."""
+    dtypes and bound errors as :func:`clamp`; TypeError when ``max`` is None."""
+    if max is None:    # torch: no overload takes None here (clamp does)
+        raise TypeError("clamp_max() expected a number or a Tensor as max, got None")
     if isinstance(max, Tensor):
         return ClampMaxTensor.apply(input, None, max)
     return ClampMax.apply(input, None, max)
