@@ -697,3 +697,23 @@ def _no_grad_view(lib):
 def test_view_made_under_no_grad_requires_grad_but_receives_none_like_torch():
     ours, ref = (_no_grad_view(lib) for lib in _libs())
     assert ours == ref
+
+
+def _view_of_written_base(lib):
+    b = lib.zeros(3)
+    v = b[:2]
+    u = b[1:]
+    w = lib.ones(3, requires_grad=True)
+    b.add_(w)            # the views' base now depends on w
+    out = [u.requires_grad]     # read before any op uses u
+    y = v * 2
+    out += [y.requires_grad, type(y.grad_fn).__name__]
+    y.sum().backward()
+    return out + [w.grad.tolist()]
+
+
+def test_view_of_a_base_written_by_a_recorded_op_is_recorded_like_torch():
+    """Was a bug: an op on a view whose base had since been written (in place, by an op needing
+    grad) decided it needed no recording before refreshing the view, so the gradient was lost."""
+    ours, ref = (_view_of_written_base(lib) for lib in _libs())
+    assert ours == ref

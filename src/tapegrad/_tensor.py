@@ -239,7 +239,11 @@ class Tensor:
     def requires_grad(self):
         """Whether ops on this tensor are recorded so gradients can flow to it. Assigning it
         follows requires_grad_()'s rules (RuntimeError for non-floating dtypes, and for False on
-        a non-leaf)."""
+        a non-leaf). A view whose base was since modified in place by an op that requires grad
+        requires grad too, as in torch."""
+        if self._base is not None:
+            from .autograd.function import refresh_if_stale
+            refresh_if_stale(self)
         return self._requires_grad
 
     @requires_grad.setter

@@ -34,10 +34,7 @@ def _make_grads(outputs, grad_outputs, create_graph, api):
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(out, Tensor):
             raise TypeError(f"{api}: expected a Tensor as output {i}, got {type(out).__name__}")
-        if out._base is not None and out._view_version != out._vc.v:
-            from .function import refresh_view
-            refresh_view(out)
-        if not out.requires_grad:
+        if not out.requires_grad:     # (a stale view's history is refreshed by this read)
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn "
                 f"({api}: this output of shape {list(out._data.shape)} was computed from tensors "

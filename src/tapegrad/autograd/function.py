@@ -178,7 +178,7 @@ class ArrayFunction(Function):
             edges = []
             stale = False
             # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3%
-            # of a small op); make_edges itself runs only when a stale view must be refreshed
+            # of a small op)
             for a in args:
                 if isinstance(a, Tensor):
                     arr = a._data
@@ -195,6 +195,13 @@ class ArrayFunction(Function):
                 else:
                     arrays.append(a)
                     edges.append(None)
+            if stale:
+                # a view whose base was written since: its fresh history may change whether this
+                # op is recorded at all, so refresh first and start over
+                for a in args:
+                    if isinstance(a, Tensor):
+                        refresh_if_stale(a)
+                return cls.apply(*args)
         else:
             # inside backward (or no_grad): nothing to record, so no edges to make
             for a in args:
@@ -207,7 +214,7 @@ class ArrayFunction(Function):
             ctx._n_out = 1
             # edges before forward, so it can save only what the needed gradients use
             # (ctx.needs(i))
-            ctx._edges = make_edges(args) if stale else edges
+            ctx._edges = edges
             try:
                 out = cls.forward(ctx, *arrays)
             except ValueError as e:
@@ -346,6 +353,13 @@ def refresh_view(view):
     view._view_version = view._vc.v
 
 
+def refresh_if_stale(t):
+    """:func:`refresh_view` for ``t`` if it is a view whose storage was written since its history
+    was recorded; nothing otherwise."""
+    if t._base is not None and t._view_version != t._vc.v:
+        refresh_view(t)
+
+
 _NO_GRAD_EDGE = (None, 0, None, None)
 
 
@@ -356,8 +370,7 @@ def make_edges(args):
     edges = []
     for a in args:
         if isinstance(a, Tensor):
-            if a._base is not None and a._view_version != a._vc.v:
-                refresh_view(a)
+            refresh_if_stale(a)
             arr = a._data
             if a._requires_grad:
                 fn = a.grad_fn

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import NULL_CTX, ArrayFunction, forward_error, refresh_view
+from ..autograd.function import NULL_CTX, ArrayFunction, forward_error, refresh_if_stale, refresh_view
 from ..autograd.grad_mode import state as _state
 from ..autograd.graph import VersionCounter, user_frame
 from . import pointwise as P
@@ -133,8 +133,7 @@ def inplace(x, F, args, opname):
     """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
     check_writable(x, opname)
     _check_overlap(x, args, opname)
-    if x._base is not None and x._view_version != x._vc.v:
-        refresh_view(x)   # x's base changed since x's history was recorded
+    refresh_if_stale(x)   # x's base may have changed since x's history was recorded
     recording = _state.grad_enabled and (
         x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
     if not recording:
