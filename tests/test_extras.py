@@ -230,6 +230,8 @@ _ERRORS = [
     ("conv_groups", lambda lib: lib.nn.Conv2d(3, 2, 3, groups=2)),
     ("conv_same_strided", lambda lib: lib.nn.Conv2d(1, 1, 3, stride=2, padding="same")),
     ("conv_bad_padding", lambda lib: lib.nn.Conv2d(1, 1, 3, padding="full")),
+    ("conv_kernel_3", lambda lib: lib.nn.Conv2d(1, 1, (3, 3, 3))(lib.ones(1, 1, 5, 5))),
+    ("conv_kernel_1", lambda lib: lib.nn.Conv2d(1, 1, (3,))(lib.ones(1, 1, 5, 5))),
 ]
 
 
@@ -670,3 +672,12 @@ def test_einsum_stray_dot_names_the_operand_like_torch(torch):
             lib.einsum("ij,j.->i", lib.ones(2, 2), lib.ones(2))
         msgs.append(str(e.value))
     assert msgs[1].startswith(msgs[0])
+
+
+def test_conv2d_keeps_sizes_as_given_like_torch(torch):
+    """Was a bug: a kernel_size of length 3 was silently cut to a pair (torch keeps it, and the
+    layer fails when it runs)."""
+    for k in [3, (2, 3), (3,), (3, 3, 3)]:
+        ours, ref = tapegrad.nn.Conv2d(1, 1, k), torch.nn.Conv2d(1, 1, k)
+        assert ours.kernel_size == ref.kernel_size
+        assert tuple(ours.weight.shape) == tuple(ref.weight.shape)

@@ -13,9 +13,9 @@ __all__ = ["Conv2d"]
 
 
 def _pair(v):
-    if isinstance(v, (tuple, list)):
-        return tuple(v) if len(v) == 2 else (v[0], v[0])
-    return (v, v)
+    # torch's nn.modules.utils._pair: a sequence is kept as given (a wrong length is an error when
+    # the layer runs, from F.conv2d), a number is doubled
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
 
 
 class Conv2d(Module):
