@@ -19,7 +19,6 @@ class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
     def forward(ctx, a, b):
         # grad_a needs b, grad_b needs a: save only what the needed gradients use
         ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
-        ctx.layout = (_transposed(a), _transposed(b))
         ctx.ndims = (a.ndim, b.ndim)
         return np.matmul(*promote(a, b))
 
@@ -50,6 +49,11 @@ class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
 
 class Mm(Matmul, name="MmBackward0"):
     """2-D @ 2-D."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.layout = (_transposed(a), _transposed(b))   # read by mm_grads only
+        return Matmul.forward(ctx, a, b)
 
     @staticmethod
     def backward(ctx, g):
