@@ -444,9 +444,17 @@ def _pack(node, items, args, fwd_inputs, outputs):
             where = user_frame()
         # the same array passed twice (v.mul_(v): the pre-write self and v itself) is matched
         # to each argument in turn, so each saved item stands for its own argument
-        matches = [k for k, f in enumerate(fwd_inputs) if item is f and isinstance(args[k], Tensor)]
-        if matches:
-            k = next((k for k in matches if k not in used), matches[0])
+        k = first = None
+        for j, f in enumerate(fwd_inputs):
+            if item is f and isinstance(args[j], Tensor):
+                if j not in used:
+                    k = j
+                    break
+                if first is None:
+                    first = j
+        if k is None:
+            k = first
+        if k is not None:
             used += (k,)
             t = args[k]
             ex = t._extra
