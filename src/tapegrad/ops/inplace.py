@@ -442,12 +442,10 @@ def _masked_fill_path(idx, value):
             and np.size(value._data if isinstance(value, Tensor) else value) == 1)
 
 
-def _check_index_put_dtype(self, idx, value):
-    """torch's index_put does not cast: a tensor value of another dtype is an error, except on
-    the masked_fill path."""
-    if _masked_fill_path(idx, value):
-        return
-    raise RuntimeError(
+def _index_put_dtype_error(self, value):
+    """torch's index_put does not cast: a tensor value of another dtype is an error (off the
+    masked_fill path)."""
+    return RuntimeError(
         f"Index put requires the source and destination dtypes match, got "
         f"{self.dtype} for the destination and {value.dtype} for the source (tensor[index] = "
         f"value with an integer-array or mask index does not cast: use value.to({self.dtype}))")
@@ -479,15 +477,16 @@ def setitem(self, index, value):
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
             value = _make(np.asarray(value, dtype=self._data.dtype))
-    elif not basic and value._data.dtype != self._data.dtype:
-        _check_index_put_dtype(self, idx, value)
     if not basic:
+        fill = _masked_fill_path(idx, value)
+        if not fill and isinstance(value, Tensor) and value._data.dtype != self._data.dtype:
+            raise _index_put_dtype_error(self, value)
         if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
             # torch drops a value's leading size-1 dims first (a view: ViewBackward0)
             shape = value._data.shape
             k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
             value = value.view(shape[k:])
-        if not _masked_fill_path(idx, value):
+        if not fill:
             # index_put refuses a value in the written memory at all, even all of it (x[m] = x)
             _check_overlap(self, (value,), "__setitem__", allow_full=False)
         _check_index_put_shape(self, idx, value)
