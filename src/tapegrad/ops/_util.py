@@ -7,22 +7,29 @@ from .. import _dtype
 from .._tensor import Tensor, _make, _wrap_dim  # noqa: F401
 
 _nd = np.ndarray
-_NUMBER_TYPES = (int, float, bool, np.number, np.bool_)
+_OPERAND_TYPES = (Tensor, int, float, bool)
+
+
+def coerce_operand(x):
+    """The operand an op takes from ``x``: a Tensor or a Python number as is, a NumPy scalar as the
+    Python number it holds (like a Python number it never promotes a tensor's dtype:
+    ``x / np.sqrt(d)`` stays float32, as in torch), a NumPy array as a tensor; None for any other
+    type (a dunder then returns NotImplemented)."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return _make(x)
+    return x if isinstance(x, _OPERAND_TYPES) else None
 
 
 def check_operand(x, op: str):
-    """Accept a Tensor or a Python/NumPy number; anything else is a TypeError naming the op.
-    A NumPy scalar becomes the Python number it holds: like a Python number it never promotes
-    a tensor's dtype (``x / np.sqrt(d)`` stays float32), as in torch."""
+    """:func:`coerce_operand`, with a TypeError naming the op for a type it does not take."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (np.generic)):
-        return x.item()
-    if isinstance(x, _NUMBER_TYPES):
-        return x
-    if isinstance(x, np.ndarray):
-        return _make(x)
-    raise TypeError(f"{op}(): expected a Tensor or a number as operand, got {type(x).__name__}")
+    y = coerce_operand(x)
+    if y is None:
+        raise TypeError(f"{op}(): expected a Tensor or a number as operand, got {type(x).__name__}")
+    return y
 
 
 def promote(a, b):

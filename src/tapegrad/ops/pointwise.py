@@ -13,8 +13,8 @@ from ..autograd.function import NULL_CTX, ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
-from ._util import (Tensor, _make, broadcast_error, check_operand, float_result, promote, to_float,
-                    weak_scalar)
+from ._util import (_OPERAND_TYPES, Tensor, _make, broadcast_error, check_operand, coerce_operand,
+                    float_result, promote, to_float, weak_scalar)
 
 _nd = np.ndarray
 
@@ -944,50 +944,21 @@ def sign(input):
 
 
 # ---- dunders ------------------------------------------------------------------------------------
-_OPERAND = (Tensor, int, float, bool, np.number, np.bool_)
-
-
-def _coerce(other):
-    """The operand a dunder passes on (a NumPy scalar as its Python number, an array as a
-    tensor), or None for a type the op does not take (the dunder returns NotImplemented)."""
-    if isinstance(other, np.generic):
-        return other.item()
-    if isinstance(other, np.ndarray):
-        return _make(other)
-    return other if isinstance(other, _OPERAND) else None
-
-
 def _dunder(fn, reflected=False):
     def method(self, other):
         t = type(other)
         if t is not Tensor and t is not float and t is not int:
-            other = _coerce(other)
+            other = coerce_operand(other)
             if other is None:
                 return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
     return method
 
 
-def _fast_dunder(F):
-    # + and * skip the public function's argument handling: they are the hottest dunders
-    apply = F.apply
-
-    def method(self, other):
-        t = type(other)
-        if t is not Tensor and t is not float and t is not int:
-            other = _coerce(other)
-            if other is None:
-                return NotImplemented
-        return apply(self, other)
-    return method
-
-
-_add_fast = _fast_dunder(Add)
-_mul_fast = _fast_dunder(Mul)
-
-
-Tensor.__add__ = Tensor.__radd__ = _add_fast
-Tensor.__mul__ = Tensor.__rmul__ = _mul_fast
+# + and * go straight to their Function, skipping the public function's argument handling: they
+# are the hottest dunders (and commutative, so the reflected form is the same method)
+Tensor.__add__ = Tensor.__radd__ = _dunder(Add.apply)
+Tensor.__mul__ = Tensor.__rmul__ = _dunder(Mul.apply)
 Tensor.__sub__ = _dunder(sub)
 Tensor.__rsub__ = _dunder(sub, reflected=True)
 Tensor.__truediv__ = _dunder(div)
@@ -1007,7 +978,7 @@ Tensor.__ge__ = _dunder(ge)
 
 def _bitwise(ufunc, name):
     def f(self, other):
-        if not isinstance(other, _OPERAND):
+        if not isinstance(other, _OPERAND_TYPES + (np.number, np.bool_)):
             return NotImplemented
         a, b = promote(_data(self), _data(other))
         if np.result_type(a, b).kind == "f":
