@@ -311,12 +311,7 @@ def forward_error(cls, args, err):
     """NumPy's ValueError from inside an op (shapes that do not broadcast, mostly) as torch's
     RuntimeError, naming the op and the input shapes."""
     from ..ops._util import broadcast_error
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    e = broadcast_error(op_name(cls), *tensors)
-    if "must match" in str(e):
-        return e
-    desc = ", ".join(str(list(t._data.shape)) for t in tensors)
-    return RuntimeError(f"{op_name(cls)}: {err} (input shapes {desc})")
+    return broadcast_error(op_name(cls), *args, reason=err)
 
 
 def _share_version(view, cls, args):

@@ -127,8 +127,9 @@ def dims(dim, ndim, op):
     return out if ndim else ()
 
 
-def broadcast_error(op, *operands):
-    """torch's RuntimeError for operands whose shapes do not broadcast, naming the op."""
+def broadcast_error(op, *operands, reason=None):
+    """torch's RuntimeError for operands whose shapes do not broadcast, naming the op. Without a
+    dimension that mismatches, the message gives ``reason`` (NumPy's own error, say) if set."""
     shapes = [tuple(o._data.shape) for o in operands if isinstance(o, Tensor)]
     desc = ", ".join(str(list(sh)) for sh in shapes)
     if len(shapes) >= 2:
@@ -139,4 +140,6 @@ def broadcast_error(op, *operands):
                     f"The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) at "
                     f"non-singleton dimension {max(len(a), len(b)) - k} ({op}: input shapes {desc} "
                     f"cannot be broadcast together)")
+    if reason is not None:
+        return RuntimeError(f"{op}: {reason} (input shapes {desc})")
     return RuntimeError(f"{op}: input shapes {desc} cannot be broadcast together")
