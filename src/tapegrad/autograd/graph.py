@@ -24,19 +24,22 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _in_pkg: dict = {}
 
 
+def _inside(code) -> bool:
+    # keyed by file name: a str caches its hash (a code object hashes its bytecode each time)
+    inside = _in_pkg.get(code.co_filename)
+    if inside is None:
+        inside = _in_pkg[code.co_filename] = code.co_filename.startswith(_PKG_DIR)
+    return inside
+
+
 def user_frame():
     """(code, instruction offset) of the innermost frame outside the tapegrad package; cheap
     enough to take on every recorded op, and turned into a line only when an error needs it
     (``f_lineno`` costs more than the rest of the walk together)."""
     f = sys._getframe(2)
-    get = _in_pkg.get
     while f is not None:
         code = f.f_code
-        # keyed by file name: a str caches its hash (a code object hashes its bytecode each time)
-        inside = get(code.co_filename)
-        if inside is None:
-            inside = _in_pkg[code.co_filename] = code.co_filename.startswith(_PKG_DIR)
-        if not inside:
+        if not _inside(code):
             return code, f.f_lasti
         f = f.f_back
     return None
@@ -45,10 +48,10 @@ def user_frame():
 def sole_holder(t, shape, dtype, holders: int) -> bool:
     """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
     caller can see it: the array owns its memory, is writeable, has ``shape`` and ``dtype`` (any,
-    when ``shape`` is None), is
-    referenced by ``t`` alone, and ``t`` has at most ``holders`` references, the count the caller's
-    own frames account for (including this function's parameter and getrefcount's argument). The
-    engine adds gradients into such a buffer; a plain backward writes its result into one."""
+    when ``shape`` is None), is referenced by ``t`` alone, and ``t`` has at most ``holders``
+    references, the count the caller's own frames account for (including this function's
+    parameter and getrefcount's argument). The engine adds gradients into such a buffer; a plain
+    backward writes its result into one."""
     arr = t._data
     # references to the array: t's slot, the local, getrefcount's argument
     return (arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
@@ -61,7 +64,7 @@ def user_stacklevel() -> int:
     package it is raised (counted from the caller of this function)."""
     f = sys._getframe(1)
     level = 1
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    while f is not None and _inside(f.f_code):
         f = f.f_back
         level += 1
     return level
