@@ -195,8 +195,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     prev_mode = _state.grad_enabled
     _state.grad_enabled = create_graph
     try:
-        node = pop(heap)[1] if heap else None
-        while node is not None:
+        ready = None    # a node the previous one made ready
+        while True:
+            # a node made ready runs next without a trip through the heap when nothing queued is
+            # newer (a chain never touches the heap); the order is the heap's order
+            if ready is not None and (not heap or heap[0][0] > -ready._seq):
+                node = ready
+            else:
+                if ready is not None:
+                    push(heap, (-ready._seq, ready))
+                if not heap:
+                    break
+                node = pop(heap)[1]
+            ready = None
             grads = buffers.pop(node)
             cls = node.__class__
             rare = node._rare
@@ -222,12 +233,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     staged.append((node.variable, grads[0]))
                     if rare and node._hooks is not None:
                         acc_hooks.append((node, grads[0]))
-                node = pop(heap)[1] if heap else None
                 continue
             edges = node._edges
             if needed is not None and not any(
                     e is not None and e[0] is not None and e[0] in needed for e in edges):
-                node = pop(heap)[1] if heap else None
                 continue
             res = None
             if rare or len(grads) != 1:
@@ -244,7 +253,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     res = (res,)
                 if len(res) != len(edges):
                     res = _fix_count(node, res)
-            ready = None
             for i, e in enumerate(edges):
                 if e is None:
                     continue
@@ -283,14 +291,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             # drop the loop's reference to the last gradient passed on: the next backward may
             # reuse a gradient's buffer only when the engine alone holds it (a reference count)
             g = None
-            # a node made ready here runs next without a trip through the heap when nothing
-            # queued is newer (a chain never touches the heap); the order is the heap's order
-            if ready is not None and (not heap or heap[0][0] > -ready._seq):
-                node = ready
-            else:
-                if ready is not None:
-                    push(heap, (-ready._seq, ready))
-                node = pop(heap)[1] if heap else None
     finally:
         _state.grad_enabled = prev_mode
     if accumulate:
