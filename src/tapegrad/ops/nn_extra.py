@@ -1,5 +1,6 @@
 """More neural-network ops: gelu, dropout, one_hot, binary cross-entropy (on probabilities and on
-logits), and cross_entropy's label smoothing.
+logits). (cross_entropy, with its label smoothing, nll_loss and mse_loss are in nn_ops.py, as are
+the reduction helpers shared by every loss.)
 
 Derivatives (derivatives.yaml): gelu_backward (exact erf form, or the tanh approximation);
 binary_cross_entropy_backward: grad * (x - y) / max(x (1 - x), 1e-12) * weight, and for the
@@ -17,13 +18,14 @@ import numpy as np
 from .._tensor import _make
 from ..autograd.function import ArrayFunction
 from ._registry import op
+from ._util import broadcast_error
+from .nn_ops import _reduce_array, _reduction
 from .pointwise import _SCALAR_NAMES, Mul, clamp, erf, erf_array, exp, log, sigmoid, tanh
 
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
 _K = math.sqrt(2.0 / math.pi)
 _C = 0.044715
-_REDUCTIONS = ("mean", "sum", "none")
 
 
 # ---- gelu ---------------------------------------------------------------------------------------
@@ -108,9 +110,18 @@ def gelu(input, approximate="none"):
 # ---- dropout ------------------------------------------------------------------------------------
 @op("dropout", functional=True, method=False, namespace=False)
 def dropout(input, p=0.5, training=True, inplace=False):
-    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p) (drawn from
-    tapegrad's default generator). Returns ``input`` itself when not ``training`` or p == 0, as
-    torch; the result records MulBackward0. ValueError for p outside [0, 1]."""
+    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p), the mask drawn
+    from tapegrad's default generator (so ``manual_seed`` makes it reproducible, though not
+    equal to torch's draws).
+
+    The result has the input's shape and dtype. Returns ``input`` itself (no new node) when not
+    ``training``, when p == 0 or for an empty input, as torch; p == 1 gives zeros. Otherwise it
+    is ``input * mask / (1 - p)`` recorded as MulBackward0 (as torch on the CPU), so the
+    derivative is derivatives.yaml mul.Tensor's: grad * mask / (1 - p). ``inplace=True`` multiplies
+    ``input`` in place (``mul_``, bumping its version; RuntimeError where an in-place op is
+    not allowed, e.g. on a leaf that requires grad) and returns it. ValueError for p outside
+    [0, 1]; RuntimeError for an integer or bool input with 0 < p < 1 (its scaled values would
+    not be whole), as torch."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input._data.size == 0:
@@ -119,6 +130,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:
         noise = np.zeros((), dt)
     else:
+        if dt.kind != "f":
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_SCALAR_NAMES.get(dt.name, dt.name)}")
         from .._factories import _np_generator
         keep = _np_generator(None).random(input._data.shape) < (1.0 - p)
         noise = keep.astype(dt)
@@ -150,19 +164,29 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---- binary cross-entropy -----------------------------------------------------------------------
-def _reduction(size_average, reduce, reduction):
-    if size_average is not None or reduce is not None:
-        from ..nn.modules.loss import _legacy_reduction
-        return _legacy_reduction(size_average, reduce)
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
+def _weighted(grad, w, scale):
+    """``grad * w * scale`` for a loss's backward, leaving out the product with an absent weight
+    (``w`` None) and with ``scale == 1`` ('sum' and 'none'), so that no needless node is recorded
+    under create_graph."""
+    if w is not None:
+        grad = grad * w
+    return grad if scale == 1.0 else grad * scale
 
 
-def _reduce_array(loss, reduction):
-    if reduction == "none":
-        return loss
-    return np.asarray(loss.sum() if reduction == "sum" else loss.mean(), loss.dtype)
+def _loss_weight(weight, input, op_name):
+    """The array of a loss's ``weight`` (or ``pos_weight``) Tensor, None for None. As torch, it must
+    broadcast to the input's shape without growing it: RuntimeError otherwise."""
+    if weight is None:
+        return None
+    shape = input._data.shape
+    try:
+        full = np.broadcast_shapes(weight._data.shape, shape)
+    except ValueError:
+        raise broadcast_error(op_name, input, weight) from None
+    if full != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(full)}")
+    return weight._data
 
 
 class BinaryCrossEntropy(ArrayFunction, name="BinaryCrossEntropyBackward0"):
@@ -190,30 +214,38 @@ class BinaryCrossEntropy(ArrayFunction, name="BinaryCrossEntropyBackward0"):
         scale = 1.0 / ctx.n if ctx.reduction == "mean" else 1.0
         gx = gy = None
         if ctx.needs(0):
-            gx = g * (x - y) / clamp((1 - x) * x, min=1e-12)
-            gx = (gx * w if w is not None else gx) * scale
+            gx = _weighted(g * (x - y) / clamp((1 - x) * x, min=1e-12), w, scale)
         if ctx.needs(1):
-            gy = -g * log(x / (1 - x))
-            gy = (gy * w if w is not None else gy) * scale
+            gy = _weighted(-g * log(x / (1 - x)), w, scale)
         return gx, gy, None, None
 
 
 @op("binary_cross_entropy", functional=True, method=False, namespace=False)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
-    """Binary cross-entropy between probabilities ``input`` (in [0, 1]) and ``target`` of the
-    same shape; ``weight`` broadcasts against it. Logs are clamped at -100 (so p = 0 or 1 gives
-    a finite loss), as torch. ValueError for a target of another size, RuntimeError for values
-    outside [0, 1]."""
+    """Binary cross-entropy ``-weight * (target log(input) + (1 - target) log(1 - input))``
+    between probabilities ``input`` (in [0, 1]) and ``target`` of the same shape, each log
+    clamped at -100 (so p = 0 or 1 gives a finite loss), as torch.
+
+    ``weight`` (optional) must broadcast to the input's shape. The result has the input's dtype
+    and, by ``reduction``: 'none' the input's shape, 'mean' (the mean over all elements) and
+    'sum' a 0-dim tensor; the legacy ``size_average``/``reduce`` flags, when given, choose the
+    reduction instead (with torch's deprecation warning). Records BinaryCrossEntropyBackward0,
+    whose derivatives follow derivatives.yaml binary_cross_entropy_backward (input:
+    grad * (input - target) / max(input (1 - input), 1e-12) * weight) and
+    binary_cross_entropy_target_backward (target: -grad * logit(input) * weight), divided by the
+    number of elements for 'mean'; they are built of differentiable ops, so create_graph gives
+    higher derivatives. Raises ValueError for an unknown reduction or a target of another shape;
+    RuntimeError for input or target values outside [0, 1] or a weight that does not broadcast
+    to the input's shape."""
     reduction = _reduction(size_average, reduce, reduction)
     if target._data.shape != input._data.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          f"size.")
-    w = None
-    if weight is not None:
-        w = np.broadcast_to(weight._data, np.broadcast_shapes(weight._data.shape,
-                                                              target._data.shape))
+    w = _loss_weight(weight, input, "binary_cross_entropy")
+    if w is not None:
+        w = np.broadcast_to(w, input._data.shape)
     return BinaryCrossEntropy.apply(input, target, w, reduction)
 
 
@@ -255,28 +287,41 @@ class BinaryCrossEntropyWithLogits(ArrayFunction, name="BinaryCrossEntropyWithLo
                 gx = g * ((t + 1 - y) * s - t)
             else:
                 gx = g * (s - y)
-            gx = (gx * w if w is not None else gx) * scale
+            gx = _weighted(gx, w, scale)
         if ctx.needs(1):
             if pw is not None:
                 gy = g * (_log_sigmoid(-x) - _log_sigmoid(x) * pw)
             else:
                 gy = -g * x
-            gy = (gy * w if w is not None else gy) * scale
+            gy = _weighted(gy, w, scale)
         return gx, gy, None, None, None
 
 
 @op("binary_cross_entropy_with_logits", functional=True, method=False, namespace=False)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
-    """Binary cross-entropy of raw logits ``input`` against ``target`` (same shape), computed
-    stably (logits in the thousands give finite losses). ``weight`` and ``pos_weight`` (the
-    positive class's weight, broadcast along the last dim) are optional. ValueError for a target
-    of another size."""
+    """Binary cross-entropy of raw logits ``input`` against ``target`` of the same shape,
+    ``-weight * (pos_weight * target * log_sigmoid(input) + (1 - target) * log_sigmoid(-input))``,
+    computed stably (logits in the thousands give finite losses).
+
+    ``weight`` and ``pos_weight`` (the positive class's weight, typically of shape (C,) for the
+    last dim) are optional and must broadcast to the input's shape. The result has the input's
+    dtype and, by ``reduction``: 'none' the input's shape, 'mean' (the mean over all elements)
+    and 'sum' a 0-dim tensor; the legacy ``size_average``/``reduce`` flags, when given, choose the
+    reduction instead (with torch's deprecation warning). Records
+    BinaryCrossEntropyWithLogitsBackward0, whose derivatives follow derivatives.yaml
+    binary_cross_entropy_with_logits_backward (input: grad * ((pos_weight target + 1 - target)
+    sigmoid(input) - pos_weight target) * weight) and
+    binary_cross_entropy_with_logits_target_backward (target: grad * (log_sigmoid(-input) -
+    pos_weight log_sigmoid(input)) * weight), divided by the number of elements for 'mean'; they
+    are built of differentiable ops, so create_graph gives higher derivatives. Raises ValueError
+    for an unknown reduction or a target of another shape; RuntimeError for a weight or
+    pos_weight that does not broadcast to the input's shape."""
     reduction = _reduction(size_average, reduce, reduction)
     if target._data.shape != input._data.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    w = None if weight is None else weight._data
-    pw = None if pos_weight is None else pos_weight._data
+    w = _loss_weight(weight, input, "binary_cross_entropy_with_logits")
+    pw = _loss_weight(pos_weight, input, "binary_cross_entropy_with_logits")
     return BinaryCrossEntropyWithLogits.apply(input, target, w, pw, reduction)
 

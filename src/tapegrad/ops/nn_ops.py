@@ -18,6 +18,30 @@ from ..autograd.graph import user_stacklevel
 _REDUCTIONS = ("mean", "sum", "none")
 
 
+def _check_reduction(reduction, hint=""):
+    """ValueError (as torch) unless ``reduction`` is one of ``_REDUCTIONS``; ``hint`` is appended
+    to the message."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction{hint}")
+    return reduction
+
+
+def _reduction(size_average, reduce, reduction):
+    """The effective reduction of a loss: the legacy ``size_average``/``reduce`` flags when either
+    is given (with torch's deprecation warning), else ``reduction`` checked by _check_reduction."""
+    if size_average is not None or reduce is not None:
+        from ..nn.modules.loss import _legacy_reduction
+        return _legacy_reduction(size_average, reduce)
+    return _check_reduction(reduction)
+
+
+def _reduce_array(loss, reduction):
+    """An elementwise loss array reduced by 'none' (itself), 'sum' or 'mean', keeping its dtype."""
+    if reduction == "none":
+        return loss
+    return np.asarray(loss.sum() if reduction == "sum" else loss.mean(), loss.dtype)
+
+
 _SHORT_AXIS = 32
 
 
@@ -183,11 +207,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """Negative log-likelihood loss. ``input``: (N, C) or (C,) log-probabilities; ``target``: (N,)
     or () int64 class indices in [0, C). ``reduction``: 'mean' (weighted mean over non-ignored
-    targets), 'sum' or 'none'. IndexError for a target out of range, RuntimeError for shape/dtype
-    mismatches and unknown reductions."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction (use 'mean', 'sum' or "
-                         f"'none')")
+    targets), 'sum' or 'none'. IndexError for a target out of range, TypeError for a non-Tensor
+    target, RuntimeError for a non-integer target, ValueError for an unknown reduction, an input
+    that is not 1-D or 2-D, or a target whose shape does not match the batch."""
+    _check_reduction(reduction, " (use 'mean', 'sum' or 'none')")
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
     if target._data.dtype.kind not in "iu":
@@ -272,10 +295,7 @@ class MseLoss(ArrayFunction, name="MseLossBackward0"):
         ctx.save_for_backward(a, b)
         ctx.reduction = reduction
         d = a - b
-        sq = d * d
-        if reduction == "none":
-            return sq
-        return np.asarray(sq.sum() if reduction == "sum" else sq.mean(), sq.dtype)
+        return _reduce_array(d * d, reduction)
 
     @staticmethod
     def backward(ctx, g):
@@ -289,8 +309,7 @@ class MseLoss(ArrayFunction, name="MseLossBackward0"):
 @op("mse_loss", functional=True, method=False, namespace=False)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean squared error. Shapes broadcast (torch warns when they differ; so do we)."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_reduction(reduction)
     if input._data.shape != target._data.shape:
         import warnings
         warnings.warn(f"Using a target size ({target.shape!r}) that is different to the input size "
