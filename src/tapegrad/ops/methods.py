@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd.graph import user_stacklevel
 
 _LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
            "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
@@ -59,8 +58,8 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
-        data = data._data.copy()
+                      UserWarning, stacklevel=user_stacklevel())
+        data = data._data   # the array, not the Tensor (tensor() would warn again); it copies
     return _factories().tensor(data, dtype=self.dtype if dtype is None else dtype,
                                device=device, requires_grad=requires_grad)
 
@@ -92,4 +91,3 @@ def cpu(self, memory_format=None):
 
 
 Tensor.cpu = cpu
-del np

@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, max/min, amax/amin, logsumexp, argmax/argmin.
+"""Reductions: sum, mean, max/min, amax/amin, logsumexp, argmax/argmin, all/any, prod, cumsum,
+var/std, norm; and sort/topk/argsort.
 
 Derivatives (derivatives.yaml): sum/mean expand the gradient back (mean divides by the count);
 max()/min() over the whole tensor and amax/amin split the gradient evenly among ties
@@ -82,11 +83,23 @@ class SumDim(ArrayFunction, name="SumBackward1"):
 
 
 def _sum_dtype(x, dtype):
+    """NumPy accumulation dtype for sum/prod/cumsum: ``dtype``'s, else int64 for integer and
+    bool inputs (as torch), else None (the input's own)."""
     if dtype is not None:
         return _dtype.to_dtype(dtype).np
     if x._data.dtype.kind in "biu":
-        return np.int64  # torch sums integers and bools in int64
+        return np.int64
     return None
+
+
+def _cast_for_dtype(x, dtype):
+    """``(input, accumulation dtype)`` for prod/cumsum's ``dtype=``: a floating input with a
+    different ``dtype`` is converted first (``x.to(dtype)``, so the gradient flows back through
+    the cast) and needs no accumulation dtype; otherwise the input as is with :func:`_sum_dtype`."""
+    npd = _sum_dtype(x, dtype)
+    if dtype is not None and x._data.dtype.kind == "f" and npd != x._data.dtype:
+        return x.to(dtype), None
+    return x, npd
 
 
 def _axis_alias(dim, axis, name):
@@ -100,9 +113,14 @@ def _axis_alias(dim, axis, name):
 
 @op("sum")
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
-    """Sum of all elements (0-d result), or over ``dim`` (int or tuple, negative allowed; NumPy's
-    ``axis=`` is accepted too). Integer/bool inputs sum to int64. IndexError for a dim out of
-    range."""
+    """Sum of all elements (0-d result), or over ``dim`` (int or tuple, negative allowed; an
+    empty tuple means every dim; ``axis=`` is an alias). The result has the input's shape without
+    the reduced dims (kept as size 1 with ``keepdim=True``). dtype: ``dtype=`` when given (the
+    sum is accumulated in it), else int64 for integer and bool inputs, else the input's. An
+    empty input sums to 0. Gradient: expanded back (derivatives.yaml sum_backward).
+
+    Raises IndexError for a dim out of range; RuntimeError for a dim repeated in ``dim``;
+    TypeError for both ``dim`` and ``axis``."""
     dim = _axis_alias(dim, axis, "sum")
     npd = _sum_dtype(input, dtype)
     if dim is None:
@@ -148,8 +166,14 @@ class MeanDim(ArrayFunction, name="MeanBackward1"):
 
 @op("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
-    """Arithmetic mean of all elements or over ``dim`` (or ``axis=``). RuntimeError for integer
-    inputs (as torch: pass dtype=tapegrad.float32 or call .float() first)."""
+    """Arithmetic mean of all elements (0-d result) or over ``dim`` (int or tuple; ``axis=`` is
+    an alias). Shape as :func:`sum`. dtype: the input's, or ``dtype=`` (the input is converted
+    first). An empty reduction gives NaN. Gradient: expanded back / count (derivatives.yaml
+    mean_backward).
+
+    Raises RuntimeError for integer/bool inputs without a floating ``dtype=`` (as torch: pass
+    dtype=tapegrad.float32 or call .float() first); IndexError for a dim out of range;
+    TypeError for both ``dim`` and ``axis``."""
     dim = _axis_alias(dim, axis, "mean")
     if dtype is not None:
         input = input.to(dtype)
@@ -196,29 +220,28 @@ class ExtremumDim(ArrayFunction, name="MaxBackward0"):
 
     @staticmethod
     def forward(ctx, x, axis, keepdim, is_max):
-        ctx.in_shape = x.shape
-        if axis is None:   # a 0-d input: its own max, at index 0
-            idx = np.zeros((), np.int64)
-            ctx.save_for_backward(idx)
-            ctx.mark_non_differentiable(idx)
-            return x.copy(), idx
-        if x.shape[axis] == 0:
-            raise IndexError(f"{'max' if is_max else 'min'}(): Expected reduction dim {axis} to "
-                             "have non-zero size.")
-        idx = np.argmax(x, axis=axis, keepdims=True) if is_max else \
-            np.argmin(x, axis=axis, keepdims=True)
-        vals = np.take_along_axis(x, idx, axis=axis)
-        if not keepdim:
-            vals = vals.squeeze(axis)
-            idx = idx.squeeze(axis)
-        idx = idx.astype(np.int64)
         ctx.in_shape, ctx.axis, ctx.keepdim = x.shape, axis, keepdim
+        if axis is None:   # a 0-d input: its own max, at index 0
+            vals, idx = x.copy(), np.zeros((), np.int64)
+        else:
+            if x.shape[axis] == 0:
+                raise IndexError(f"{'max' if is_max else 'min'}(): Expected reduction dim {axis} "
+                                 "to have non-zero size.")
+            idx = np.argmax(x, axis=axis, keepdims=True) if is_max else \
+                np.argmin(x, axis=axis, keepdims=True)
+            vals = np.take_along_axis(x, idx, axis=axis)
+            if not keepdim:
+                vals = vals.squeeze(axis)
+                idx = idx.squeeze(axis)
+            idx = idx.astype(np.int64)
         ctx.save_for_backward(idx)   # the indices output, freed by backward as in torch
         ctx.mark_non_differentiable(idx)
         return vals, idx
 
     @staticmethod
     def backward(ctx, g, g_idx=None):
+        # unpacked before the 0-d return too: the unpacking is what raises, as torch, when the
+        # indices were changed in place or the graph was already freed by an earlier backward
         idx, = ctx.saved_tensors
         if ctx.in_shape == ():
             return g, None, None, None
@@ -276,6 +299,9 @@ def _extremum(input, dim, keepdim, is_max, other):
         return maximum(input, other) if is_max else minimum(input, other)
     if dim is None:
         return (ExtremumAll if is_max else MinAll).apply(input, is_max)
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(dim={type(dim).__name__}), but expected (int dim, bool keepdim = False)")
     nd = input._data.ndim
     axes = dims(dim, nd, name)
     axis = axes[0] if nd else None
@@ -285,14 +311,26 @@ def _extremum(input, dim, keepdim, is_max, other):
 
 @op("max")
 def max(input, dim=None, keepdim=False, *, other=None, axis=None):  # noqa: A001
-    """``max()``: largest element (0-d; ties share the gradient evenly). ``max(dim)``: named tuple
-    (values, indices) along dim (gradient to the index). ``max(other_tensor)``: maximum()."""
+    """``max()``: the largest element as a 0-d tensor of the input's dtype; ties share the
+    gradient evenly (derivatives.yaml evenly_distribute_backward). NaN is the largest value.
+
+    ``max(dim, keepdim=False)`` (``axis=`` is an alias): a named tuple ``(values, indices)`` over
+    one int ``dim``; both have the input's shape without ``dim`` (kept as size 1 with
+    ``keepdim=True``), values in the input's dtype, indices int64 (non-differentiable; the first
+    maximum). The gradient goes to the returned index only (derivatives.yaml
+    value_selecting_reduction_backward). ``max(other_tensor)`` (or ``other=``): :func:`maximum`.
+
+    Raises IndexError for ``dim`` out of range or a ``dim`` of size 0; RuntimeError for an empty
+    input without ``dim``; TypeError for both ``dim`` and ``axis``, or a tuple/list ``dim``."""
     return _extremum(input, _axis_alias(dim, axis, "max"), keepdim, True, other)
 
 
 @op("min")
 def min(input, dim=None, keepdim=False, *, other=None, axis=None):  # noqa: A001
-    """Smallest element(s); see :func:`max`."""
+    """``min()``: the smallest element (0-d); ``min(dim, keepdim=False)``: named tuple
+    ``(values, indices)`` with int64 indices; ``min(other_tensor)``: :func:`minimum`. Shapes,
+    gradients (derivatives.yaml evenly_distribute_backward / value_selecting_reduction_backward)
+    and errors as :func:`max`."""
     return _extremum(input, _axis_alias(dim, axis, "min"), keepdim, False, other)
 
 
@@ -330,14 +368,21 @@ class Amin(Amax, name="AminBackward0"):
 
 @op("amax")
 def amax(input, dim=(), keepdim=False):
-    """Max over ``dim`` (all dims when empty); gradient split evenly among ties."""
+    """Max over ``dim`` (int or tuple; every dim when empty, the default), values only, in the
+    input's dtype. The result has the input's shape without the reduced dims (kept as size 1
+    with ``keepdim=True``); 0-d when reducing every dim. The gradient is split evenly among ties
+    (derivatives.yaml scale_grad_by_count).
+
+    Raises IndexError for a dim out of range or a reduced dim of size 0; RuntimeError for an
+    empty input reduced over every dim."""
     ds = _extremum_dims(input, dim, "amax")
     return Amax.apply(input, ds, bool(keepdim), True)
 
 
 @op("amin")
 def amin(input, dim=(), keepdim=False):
-    """Min over ``dim`` (all dims when empty); gradient split evenly among ties."""
+    """Min over ``dim`` (int or tuple; every dim when empty); see :func:`amax` for shapes, the
+    gradient (derivatives.yaml scale_grad_by_count) and errors."""
     ds = _extremum_dims(input, dim, "amin")
     return Amin.apply(input, ds, bool(keepdim), False)
 
@@ -418,14 +463,6 @@ def any(input, dim=None, keepdim=False):  # noqa: A001
 
 
 # ---- prod ---------------------------------------------------------------------------------------
-def _prod_dtype(x, dtype):
-    if dtype is not None:
-        return _dtype.to_dtype(dtype).np
-    if x._data.dtype.kind in "biu":
-        return np.int64  # torch multiplies integers and bools in int64
-    return None
-
-
 def _prod_others(x, axis):
     """For each element, the product of the others along ``axis`` (exclusive products from both
     ends, as torch's prod_safe_zeros_backward), so zeros in x are handled exactly."""
@@ -512,13 +549,13 @@ class ProdDim(ArrayFunction, name="ProdBackward1"):
 
 @op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
-    """Product of all elements (0-d result) or along one ``dim``. Integer/bool inputs multiply
-    in int64. The gradient handles zeros exactly (derivatives.yaml prod_backward)."""
-    if dtype is not None and input._data.dtype.kind == "f" and \
-            _dtype.to_dtype(dtype).np != input._data.dtype:
-        input = input.to(dtype)
-        dtype = None
-    npd = _prod_dtype(input, dtype)
+    """Product of all elements (0-d result) or along one int ``dim`` (the input's shape without
+    it; kept as size 1 with ``keepdim=True``). dtype: ``dtype=`` when given (a floating input is
+    converted to it first), else int64 for integer and bool inputs, else the input's. An empty
+    input multiplies to 1. The gradient handles zeros exactly (derivatives.yaml prod_backward).
+
+    Raises IndexError for ``dim`` out of range; TypeError for a tuple/list ``dim``."""
+    input, npd = _cast_for_dtype(input, dtype)
     if dim is None:
         return ProdAll.apply(input, npd)
     if not isinstance(dim, (int, np.integer)):
@@ -557,11 +594,13 @@ class ReverseCumsum(Cumsum, name="CumsumBackward0"):
 
 @op("cumsum")
 def cumsum(input, dim, *, dtype=None):
-    """Running sum along ``dim``; integer/bool inputs accumulate in int64 (or ``dtype``)."""
-    npd = _sum_dtype(input, dtype)
-    if dtype is not None and input._data.dtype.kind == "f" and npd != input._data.dtype:
-        input = input.to(dtype)
-        npd = None
+    """Running sum along ``dim`` (required), the input's shape. dtype: ``dtype=`` when given (a
+    floating input is converted to it first), else int64 for integer and bool inputs, else the
+    input's. Gradient: the running sum of grad from the other end (derivatives.yaml
+    cumsum_backward).
+
+    Raises IndexError for ``dim`` out of range; TypeError when ``dim`` is missing."""
+    input, npd = _cast_for_dtype(input, dtype)
     ax = dims(dim, input._data.ndim, "cumsum")
     return Cumsum.apply(input, ax[0] if ax else 0, npd)
 
@@ -569,7 +608,8 @@ def cumsum(input, dim, *, dtype=None):
 # ---- var / std ----------------------------------------------------------------------------------
 def _correction(unbiased, correction, name):
     if unbiased is not None and correction is not None:
-        raise RuntimeError(f"{name}: cannot specify both 'unbiased' and 'correction'")
+        raise TypeError(f"{name}() received an invalid combination of arguments: cannot specify "
+                        f"both 'unbiased' and 'correction'")
     if correction is not None:
         return correction
     return 1 if unbiased is None or unbiased else 0
@@ -648,14 +688,21 @@ class Std(ArrayFunction, name="StdBackward0"):
 
 @op("var")
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance over all elements or ``dim`` (int or tuple), dividing by N - correction
-    (correction 1 by default; ``unbiased=False`` means 0). RuntimeError for integer inputs."""
+    """Variance over all elements (0-d result) or ``dim`` (int or tuple; shape as :func:`sum`,
+    ``keepdim`` keeps the reduced dims as size 1), in the input's dtype, dividing by
+    N - correction (correction 1 by default; ``unbiased=False`` means 0; ``var(x, False)`` is the
+    legacy ``unbiased`` overload). N - correction <= 0 gives inf/NaN, as torch. Gradient:
+    derivatives.yaml var_backward.
+
+    Raises RuntimeError for integer/bool inputs; IndexError for a dim out of range; TypeError for
+    both ``unbiased`` and ``correction``."""
     return Var.apply(input, *_var_args(input, dim, unbiased, keepdim, correction, "var"))
 
 
 @op("std")
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation over all elements or ``dim``; see :func:`var`."""
+    """Standard deviation, sqrt(:func:`var`): same arguments, shapes, dtype and errors. Gradient:
+    derivatives.yaml std_backward (0 where the result is 0)."""
     return Std.apply(input, *_var_args(input, dim, unbiased, keepdim, correction, "std"))
 
 
@@ -689,19 +736,18 @@ class VectorNorm(ArrayFunction, name="LinalgVectorNormBackward0"):
     @staticmethod
     def backward(ctx, g):
         from .pointwise import abs as _abs, sign, where
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_tensors   # unpacked first even for p == 0: it checks them, as torch
         p, axes, keepdim = ctx.conf
-        xd = x._data
-        if not keepdim and xd.ndim:
-            shp = _keep_shape(xd.shape, axes)
-            g, y = g.reshape(shp), y.reshape(shp)
-        zero_norm = _make(y._data == 0)
         if p == 0:   # torch returns an undefined gradient: the input's .grad stays None
             return None, None, None, None
+        xd = x._data
+        if not keepdim and xd.ndim:   # the reduced dims back as size 1, to broadcast over x
+            shp = _keep_shape(xd.shape, axes)
+            g, y = g.reshape(shp), y.reshape(shp)
         if p == 1:
             return sign(x) * g, None, None, None
         if p == 2:
-            return g * where(zero_norm, 0.0, x / y), None, None, None
+            return g * where(_make(y._data == 0), 0.0, x / y), None, None, None
         if p in (np.inf, -np.inf):
             ad = np.abs(xd)
             mask = (ad == y._data) | np.isnan(ad)
@@ -712,15 +758,22 @@ class VectorNorm(ArrayFunction, name="LinalgVectorNormBackward0"):
             scaled = sign(x) * where(_make(xd == 0), 0.0, _abs(x) ** (p - 1))
             return scaled * g * y ** (1 - p), None, None, None
         scaled = sign(x) * _abs(x) ** (p - 1) if p < 2 else x * _abs(x) ** (p - 2)
-        scale = where(zero_norm, 0.0, g / y ** (p - 1))
+        scale = where(_make(y._data == 0), 0.0, g / y ** (p - 1))
         return scaled * scale, None, None, None
 
 
 @op("norm")
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """Vector p-norm over all elements or ``dim`` (int or tuple): p = 2 / 'fro' (default), any
-    number, inf or -inf (as torch.norm, recorded as LinalgVectorNormBackward0). RuntimeError for
-    integer inputs; NotImplementedError for matrix norms ('nuc')."""
+    """Vector p-norm over all elements (0-d result) or ``dim`` (int or tuple; shape as
+    :func:`sum`, ``keepdim`` keeps the reduced dims as size 1): p = 'fro' (the default), None
+    or 2 for the 2-norm; any number; inf (max |x|), -inf (min |x|) or 0 (count of nonzeros, no
+    gradient), as torch.norm. dtype: the input's, or ``dtype=`` (a floating dtype at least as
+    wide as the input's; the input is converted first). Recorded as LinalgVectorNormBackward0
+    (derivatives.yaml linalg_vector_norm_backward).
+
+    Raises RuntimeError for integer/bool inputs, a non-floating or narrowing ``dtype=``, and
+    'fro' over more than two dims; IndexError for a dim out of range; NotImplementedError for
+    matrix norms ('nuc') and ``out=``."""
     if out is not None:
         raise NotImplementedError("norm(out=...) is not supported by tapegrad")
     if p is None or p == "fro":
@@ -729,17 +782,27 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif isinstance(p, str):
         raise NotImplementedError(f"norm(p='{p}'): matrix norms are not supported by tapegrad")
-    if dtype is not None:
-        input = input.to(dtype)
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_LEGACY_NAMES.get(input._data.dtype.name, input.dtype)}")
+                           f"input. Got {_LEGACY_NAMES[input._data.dtype.name]}")
+    if dtype is not None:
+        d = _dtype.to_dtype(dtype)
+        if not d.is_floating_point:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {_LEGACY_NAMES[d.name]}")
+        if _dtype.promote_types(input.dtype, d) is not d:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                               f"({_LEGACY_NAMES[input._data.dtype.name]}) should be convertible "
+                               f"without narrowing to the specified dtype "
+                               f"({_LEGACY_NAMES[d.name]})")
+        input = input.to(d)
     axes = dims(dim, input._data.ndim, "norm")
     return VectorNorm.apply(input, float(p), axes, bool(keepdim))
 
 
 _LEGACY_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                 "uint8": "Byte", "bool": "Bool"}
+                 "uint8": "Byte", "bool": "Bool", "float16": "Half", "float32": "Float",
+                 "float64": "Double"}
 
 
 # ---- sort / topk / argsort ----------------------------------------------------------------------
@@ -783,18 +846,23 @@ class Sort(ArrayFunction, name="SortBackward0"):
 
 
 class SortStable(Sort, name="SortBackward1"):
-    pass
+    """:class:`Sort` recorded as SortBackward1, torch's node for ``sort(stable=...)``."""
 
 
 class Topk(Sort, name="TopkBackward0"):
-    pass
+    """:class:`Sort` keeping the first ``k`` along ``axis``, recorded as TopkBackward0."""
 
 
 @op("sort")
 def sort(input, dim=-1, descending=False, stable=None):
-    """Sort along ``dim``: named tuple (values, indices). Ties keep their order (a stable sort),
-    NaN sorts as the largest value. Recorded as SortBackward0 (SortBackward1 when ``stable`` is
-    given, as torch's overloads)."""
+    """Sort along ``dim`` (default the last), ascending unless ``descending``: a named tuple
+    ``(values, indices)``, both of the input's shape; values in the input's dtype, indices int64
+    (non-differentiable). The sort is always stable (ties keep their order, also descending), so
+    ``stable`` only picks the recorded node: SortBackward0, or SortBackward1 when given, as
+    torch's overloads. NaN sorts as the largest value. The gradient goes back to the indices
+    (derivatives.yaml value_selecting_reduction_backward).
+
+    Raises IndexError for ``dim`` out of range."""
     ax = dims(dim, input._data.ndim, "sort")
     F = Sort if stable is None else SortStable
     vals, idx = F.apply(input, ax[0] if ax else 0, bool(descending))
@@ -803,8 +871,15 @@ def sort(input, dim=-1, descending=False, stable=None):
 
 @op("topk")
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's name
-    """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, as a named tuple
-    (values, indices), in sorted order. RuntimeError when k exceeds the dim's size."""
+    """The ``k`` largest (``largest=False``: smallest) elements along ``dim`` (default the
+    last): a named tuple ``(values, indices)`` of the input's shape with ``dim`` of size ``k``;
+    values in the input's dtype, indices int64 (non-differentiable). Always in sorted order
+    (``sorted=False`` is accepted and ignored; torch leaves that order unspecified); ties keep
+    their order. The gradient goes back to the indices (derivatives.yaml
+    value_selecting_reduction_backward).
+
+    Raises RuntimeError when ``k`` is negative or exceeds the dim's size; IndexError for ``dim``
+    out of range."""
     ax = dims(dim, input._data.ndim, "topk")
     axis = ax[0] if ax else 0
     n = input._data.shape[axis] if input._data.ndim else 1
@@ -816,7 +891,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - torch's n
 
 @op("argsort")
 def argsort(input, dim=-1, descending=False, stable=False):
-    """The int64 indices that sort ``input`` along ``dim`` (no gradient)."""
+    """The int64 indices that sort ``input`` along ``dim`` (default the last; ascending unless
+    ``descending``), of the input's shape; no gradient. The sort is always stable, so
+    ``stable=False`` is ignored (torch may then order ties differently).
+
+    Raises IndexError for ``dim`` out of range."""
     x = input._data
     ax = dims(dim, x.ndim, "argsort")
     if x.ndim == 0:
