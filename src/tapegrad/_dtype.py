@@ -17,6 +17,12 @@ __all__ = [
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
 
+# torch's ScalarType names, which its messages use ("expected scalar type Float") and its legacy
+# tensor types are built from ("torch.FloatTensor"); keyed by NumPy dtype name
+SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+                "bool": "Bool"}
+
 
 class dtype:
     """A tensor element type: ``tapegrad.float32`` and friends (compare with ``is`` or ``==``)."""

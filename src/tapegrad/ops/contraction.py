@@ -223,7 +223,7 @@ def einsum(equation, *operands):
     dt = operands[0]._data.dtype
     for t in operands[1:]:
         if t._data.dtype != dt:
-            from .pointwise import _SCALAR_NAMES as names
+            from .._dtype import SCALAR_NAMES as names
             raise RuntimeError(f"expected scalar type {names.get(dt.name, dt.name)} but found "
                                f"{names.get(t._data.dtype.name, t._data.dtype.name)}")
     subs, out, sizes = _parse(equation, operands)

@@ -69,8 +69,6 @@ def bump(x):
     return vc
 
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
 def _check_result(result, x, opname):
@@ -83,8 +81,8 @@ def _check_result(result, x, opname):
     xd = _dtype.from_numpy_dtype(x._data.dtype)
     if rd._cat > xd._cat:
         raise RuntimeError(
-            f"result type {_TORCH_NAMES[rd.name]} can't be cast to the desired output type "
-            f"{_TORCH_NAMES[xd.name]} ({opname} on {_name(x)}: the result is {rd}; use the "
+            f"result type {_dtype.SCALAR_NAMES[rd.name]} can't be cast to the desired output type "
+            f"{_dtype.SCALAR_NAMES[xd.name]} ({opname} on {_name(x)}: the result is {rd}; use the "
             f"out-of-place op, or convert the tensor first, e.g. x = x.float())")
 
 

@@ -11,10 +11,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.graph import user_stacklevel
 
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-           "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-           "bool": "BoolTensor"}
+_LEGACY = {k: v + "Tensor" for k, v in _dtype.SCALAR_NAMES.items()}
 _FROM_LEGACY = {v: k for k, v in _LEGACY.items()}
 
 

@@ -15,12 +15,13 @@ import math
 
 import numpy as np
 
+from .._dtype import SCALAR_NAMES
 from .._tensor import _make
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import broadcast_error
 from .nn_ops import _reduce_array, _reduction
-from .pointwise import _SCALAR_NAMES, Mul, clamp, erf, erf_array, exp, log, sigmoid, tanh
+from .pointwise import Mul, clamp, erf, erf_array, exp, log, sigmoid, tanh
 
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
@@ -103,7 +104,7 @@ def gelu(input, approximate="none"):
     if input._data.dtype.kind != "f":
         n = input._data.dtype.name
         raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for "
-                                  f"'{_SCALAR_NAMES.get(n, n)}'")
+                                  f"'{SCALAR_NAMES.get(n, n)}'")
     return Gelu.apply(input, approximate)
 
 
@@ -132,7 +133,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     else:
         if dt.kind != "f":
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"{_SCALAR_NAMES.get(dt.name, dt.name)}")
+                               f"{SCALAR_NAMES.get(dt.name, dt.name)}")
         from .._factories import _np_generator
         keep = _np_generator(None).random(input._data.shape) < (1.0 - p)
         noise = keep.astype(dt)

@@ -12,6 +12,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, broadcast_error, to_float
+from .._dtype import SCALAR_NAMES
 from .linalg import Addmm, check_same_dtype, matmul
 from ..autograd.graph import user_stacklevel
 
@@ -519,9 +520,6 @@ class ConvolutionWeightGrad(ArrayFunction, name="ConvolutionBackwardBackward0"):
         return gx, gg, None, None, None
 
 
-_DTYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-                "bool": "Bool"}
 
 
 def _conv_padding(padding, kh, kw, stride):
@@ -593,8 +591,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t._data.dtype != input._data.dtype:
             a, b = input._data.dtype.name, t._data.dtype.name
-            raise RuntimeError(f"expected scalar type {_DTYPE_NAMES.get(a, a)} but found "
-                               f"{_DTYPE_NAMES.get(b, b)}: conv2d input{list(xs)} is "
+            raise RuntimeError(f"expected scalar type {SCALAR_NAMES.get(a, a)} but found "
+                               f"{SCALAR_NAMES.get(b, b)}: conv2d input{list(xs)} is "
                                f"tapegrad.{a} and {name}{list(t._data.shape)} is tapegrad.{b} "
                                f"(convert one with .to(dtype))")
     st = _pair(stride, "stride", "conv2d")

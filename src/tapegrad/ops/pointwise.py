@@ -1141,8 +1141,6 @@ rsqrt = _unary("rsqrt", Rsqrt, "1 / sqrt(input) (nan for negatives, inf at 0).")
 erf = _unary("erf", Erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt.")
 
 
-_SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-                 "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
 
 
 # ---- rounding (zero gradient) -------------------------------------------------------------------
@@ -1190,7 +1188,7 @@ class RoundDecimals(ArrayFunction, name="RoundBackward1"):
     def forward(ctx, x, decimals):
         if x.dtype.kind != "f":
             raise NotImplementedError(f"\"round_cpu\" not implemented for "
-                                      f"'{_SCALAR_NAMES.get(x.dtype.name, x.dtype.name)}'")
+                                      f"'{_dtype.SCALAR_NAMES.get(x.dtype.name, x.dtype.name)}'")
         ten = x.dtype.type(10.0 ** abs(decimals))
         if decimals < 0:
             return np.rint(x / ten) * ten

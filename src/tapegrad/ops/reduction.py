@@ -782,27 +782,24 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif isinstance(p, str):
         raise NotImplementedError(f"norm(p='{p}'): matrix norms are not supported by tapegrad")
+    names = _dtype.SCALAR_NAMES
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_LEGACY_NAMES[input._data.dtype.name]}")
+                           f"input. Got {names[input._data.dtype.name]}")
     if dtype is not None:
         d = _dtype.to_dtype(dtype)
         if not d.is_floating_point:
             raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
-                               f"but got {_LEGACY_NAMES[d.name]}")
+                               f"but got {names[d.name]}")
         if _dtype.promote_types(input.dtype, d) is not d:
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
-                               f"({_LEGACY_NAMES[input._data.dtype.name]}) should be convertible "
-                               f"without narrowing to the specified dtype "
-                               f"({_LEGACY_NAMES[d.name]})")
+                               f"({names[input._data.dtype.name]}) should be convertible "
+                               f"without narrowing to the specified dtype ({names[d.name]})")
         input = input.to(d)
     axes = dims(dim, input._data.ndim, "norm")
     return VectorNorm.apply(input, float(p), axes, bool(keepdim))
 
 
-_LEGACY_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-                 "uint8": "Byte", "bool": "Bool", "float16": "Half", "float32": "Float",
-                 "float64": "Double"}
 
 
 # ---- sort / topk / argsort ----------------------------------------------------------------------

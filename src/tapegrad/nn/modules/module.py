@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from ..._dtype import SCALAR_NAMES
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .._inplace import write_
@@ -19,16 +20,14 @@ from .._inplace import write_
 __all__ = ["Module"]
 
 
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-           "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
 
 
 def _typename(obj):
     """torch.typename with 'tapegrad.' for 'torch.': tensors read e.g. ``tapegrad.FloatTensor``,
     other objects ``module.QualName`` (builtins just ``QualName``)."""
     if isinstance(obj, Tensor):
-        return "tapegrad." + _LEGACY.get(obj.dtype.name, "Tensor")
+        return "tapegrad." + SCALAR_NAMES.get(obj._data.dtype.name, "") + "Tensor"
     module = getattr(obj, "__module__", "") or ""
     if hasattr(obj, "__qualname__"):
         qualname = obj.__qualname__
