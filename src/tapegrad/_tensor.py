@@ -269,6 +269,15 @@ class Tensor:
 
     @property
     def grad(self):
+        """The gradient accumulated into this tensor by ``backward()``: a Tensor of this tensor's
+        shape and dtype, or None before any backward (and after ``del t.grad``).
+
+        Reading it on a non-leaf (a tensor with a ``grad_fn``) that does not retain its grad and
+        has none warns (UserWarning "The .grad attribute of a Tensor that is not a leaf Tensor is
+        being accessed...", as torch) and returns None; call ``retain_grad()`` first to have it
+        filled. Assigning stores the given Tensor itself (no copy) or None; a wrong value raises,
+        as torch: TypeError when it is neither a Tensor nor None, RuntimeError when its shape or
+        its dtype differs from this tensor's (torch's messages differ)."""
         g = self._grad
         if g is None and self.grad_fn is not None and not self.retains_grad:
             warnings.warn(

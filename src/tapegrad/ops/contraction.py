@@ -23,7 +23,18 @@ _LETTERS = set(string.ascii_letters)
 class Einsum(ArrayFunction, name="EinsumBackward0"):
     """np.einsum over integer sublists. Arguments: the operand arrays, then ``spec`` =
     (operand sublists, output sublist, label sizes). Operands whose dims are 1 where the label is
-    larger are broadcast (their gradient is summed back by the engine)."""
+    larger are broadcast (their gradient is summed back by the engine). The result has the dtype
+    of the first operand (all share it) and the output labels' sizes as its shape.
+
+    Derivative (a textbook identity of multilinear maps): the gradient of operand k is the
+    einsum of the incoming grad (output subscripts) with every other operand (their own
+    subscripts), written to operand k's subscripts; a label summed away in the forward is
+    broadcast back through a ones vector, a label repeated in operand k (a diagonal) through an
+    identity matrix. derivatives.yaml has no einsum entry (einsum is CompositeImplicitAutograd in
+    native_functions.yaml): torch differentiates its permute/bmm/view decomposition, whose
+    derivatives.yaml formulas (bmm: self: grad.bmm(mat2.transpose(1, 2).conj()), mat2:
+    self.transpose(1, 2).conj().bmm(grad)) compose to the same contraction. The gradient is built
+    from Einsum itself, so it is differentiable again."""
 
     @staticmethod
     def forward(ctx, *args):
@@ -209,10 +220,30 @@ def _label_id_out(ch, ids):
 
 @op("einsum", method=False)
 def einsum(equation, *operands):
-    """Einstein summation, as torch.einsum: ``einsum('ij,jk->ik', a, b)``; operands may also be
-    passed as one list. Supports implicit output (labels seen once, alphabetically), ``...``
-    broadcasting, repeated labels (diagonals) and size-1 broadcasting. All operands must share a
-    dtype (RuntimeError otherwise, as torch)."""
+    """Einstein summation, as torch.einsum: ``einsum('ij,jk->ik', a, b)``.
+
+    ``equation`` is a str of comma-separated operand subscripts (letters ``[a-zA-Z]``, at most one
+    ``...`` per term, spaces ignored), optionally followed by ``->`` and the output subscripts.
+    ``operands`` are Tensors, passed one by one or as one list/tuple. Supports implicit output
+    (no ``->``: the labels seen exactly once, alphabetically, after the ``...`` dims), ``...``
+    broadcasting, repeated labels (diagonals) and size-1 broadcasting of a label.
+
+    Result: shape = the sizes of the output labels in output order (each label's size the
+    largest seen for it, a ``...`` block the broadcast of the operands' ``...`` dims); dtype =
+    the operands' common dtype (no promotion: int64 and bool einsums stay int64 / bool); a new
+    tensor that owns its data (EinsumBackward0, see :class:`Einsum` for the derivative).
+
+    Raises (types as torch unless noted):
+        TypeError: an operand is not a Tensor (a list, a NumPy array, ...).
+        RuntimeError: no operands (torch raises ValueError here); more or fewer operands than
+            the equation has terms; a subscript outside ``[a-zA-Z]``; a ``.`` that is not part of
+            an ``...``; a term whose number of subscripts differs from its operand's ndim (or,
+            with ``...``, exceeds it); an output subscript missing from every input or repeated
+            in the output; a label repeated in one operand over dims of different sizes; a label
+            (or ``...`` dim) whose sizes differ across operands and neither is 1; operands of
+            different dtypes ("expected scalar type Float but found Double").
+        AttributeError: ``equation`` is not a str (torch raises TypeError).
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for t in operands:

@@ -21,7 +21,7 @@ from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import broadcast_error
 from .nn_ops import _reduce_array, _reduction
-from .pointwise import Mul, clamp, erf, erf_array, exp, log, sigmoid, tanh
+from .pointwise import Mul, _erf_array, clamp, erf, exp, log, sigmoid, tanh
 
 _SQRT1_2 = 0.7071067811865476
 _INV_SQRT_2PI = 0.3989422804014327
@@ -34,7 +34,7 @@ def _gelu_d1_array(x, approximate):
     if approximate == "tanh":
         t = np.tanh(_K * (x + _C * x * x * x))
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_K * (1 + 3 * _C * x * x))
-    cdf = 0.5 * (1 + erf_array(x * _SQRT1_2))
+    cdf = 0.5 * (1 + _erf_array(x * _SQRT1_2))
     return cdf + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
@@ -67,8 +67,8 @@ class Gelu(ArrayFunction, name="GeluBackward0"):
         if approximate == "tanh":
             inner = _K * (x + _C * x * x * x)
             return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype, copy=False)
-        return (x * (0.5 * (1 + erf_array(x * x.dtype.type(_SQRT1_2))))).astype(x.dtype,
-                                                                               copy=False)
+        return (x * (0.5 * (1 + _erf_array(x * x.dtype.type(_SQRT1_2))))).astype(x.dtype,
+                                                                                copy=False)
 
     @staticmethod
     def backward(ctx, g):

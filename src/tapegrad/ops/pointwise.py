@@ -825,8 +825,23 @@ def minimum(input, other):
 
 @op("where", method=False)
 def where(condition, input=None, other=None):
-    """``where(cond, a, b)``: a where cond else b (a, b tensors or numbers). ``where(cond)``
-    alone returns the indices of nonzero elements, as torch."""
+    """``where(cond, a, b)``: a where cond else b, elementwise (a, b Tensors or Python numbers).
+    ``where(cond)`` alone returns the indices of the nonzero elements of ``cond`` (any dtype), a
+    tuple of 1-D int64 tensors, one per dim, as torch's nonzero(as_tuple=True).
+
+    Result: the broadcast shape of cond, a and b; dtype by torch's promotion of a and b (int64 and
+    float64 tensors give float64; an int tensor with a float number gives the default float
+    dtype; a number does not widen a tensor of its own category). Derivative (derivatives.yaml
+    where): self: where(cond, grad, 0); other: where(cond, 0, grad) (WhereBackward0; cond gets
+    none).
+
+    Raises:
+        RuntimeError: ``cond`` is not bool ("where expected condition to be a boolean tensor",
+            as torch); shapes that do not broadcast.
+        TypeError: only one of a, b given, or one that is neither a Tensor nor a number.
+    Divergences from torch: ``cond`` may also be a list or NumPy array (torch: TypeError); with
+    two Python floats (no Tensor operand) the result is float64 (torch: the default float
+    dtype)."""
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if input is None and other is None:
         return tuple(_make(i.astype(np.int64)) for i in np.nonzero(cond))
@@ -1083,8 +1098,12 @@ def _horner(z, coefs):
     return r
 
 
-def erf_array(x):
-    """erf of a float array, computed in float64 and returned in x's dtype."""
+def _erf_array(x):
+    """erf of an array (or anything np.asarray takes), computed in float64. A float input comes
+    back in its own dtype (float16/float32/float64) and shape; a non-float input (int, bool)
+    comes back as float64 (callers wanting torch's default float dtype cast first, as
+    :class:`Erf` does with ``to_float``). NaN stays NaN, erf(+-inf) = +-1. Raises nothing for
+    numeric input."""
     x = np.asarray(x)
     xd = x.astype(np.float64)
     a = np.abs(xd)
@@ -1127,7 +1146,7 @@ class Erf(ArrayFunction, name="ErfBackward0"):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return erf_array(to_float(x))
+        return _erf_array(to_float(x))
 
     @staticmethod
     def backward(ctx, g):
@@ -1135,10 +1154,22 @@ class Erf(ArrayFunction, name="ErfBackward0"):
         return g * exp(x * x * -1.0) * 1.1283791670955126
 
 
-log1p = _unary("log1p", Log1p, "log(1 + input), accurate for small input (floating result).")
-expm1 = _unary("expm1", Expm1, "exp(input) - 1, accurate for small input (floating result).")
-rsqrt = _unary("rsqrt", Rsqrt, "1 / sqrt(input) (nan for negatives, inf at 0).")
-erf = _unary("erf", Erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt.")
+log1p = _unary("log1p", Log1p, "log(1 + input), accurate for small input (-inf at -1, nan below). "
+               "Result: input's shape; a float input keeps its dtype, an integer or bool input "
+               "gives the default float dtype (float32 unless set_default_dtype changed it), as "
+               "torch. Derivative (derivatives.yaml log1p_backward): grad / (input + 1).")
+expm1 = _unary("expm1", Expm1, "exp(input) - 1, accurate for small input. Result: input's shape; "
+               "a float input keeps its dtype, an integer or bool input gives the default float "
+               "dtype (float32 unless set_default_dtype changed it), as torch. Derivative "
+               "(derivatives.yaml): grad * (result + 1).")
+rsqrt = _unary("rsqrt", Rsqrt, "1 / sqrt(input) (nan for negatives, inf at 0). Result: input's "
+               "shape; a float input keeps its dtype, an integer or bool input gives the default "
+               "float dtype (float32 unless set_default_dtype changed it), as torch. Derivative "
+               "(derivatives.yaml): -0.5 * grad * result ** 3.")
+erf = _unary("erf", Erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2) dt. Result: "
+             "input's shape; a float input keeps its dtype, an integer or bool input gives the "
+             "default float dtype (float32 unless set_default_dtype changed it), as torch. "
+             "Derivative (derivatives.yaml): 2 / sqrt(pi) * exp(-input ** 2) * grad.")
 
 
 
@@ -1207,7 +1238,18 @@ op("fix")(trunc)
 
 @op("round")
 def round(input, *, decimals=0):  # noqa: A001 - torch's name
-    """Round to the nearest whole number (halves to even), or to ``decimals`` places."""
+    """Round to the nearest whole number (halves to even, torch's nearbyint), or with an int
+    ``decimals`` to that many decimal places (negative: to tens, hundreds, ...), computed as
+    torch does: nearbyint(input * 10**d) / 10**d.
+
+    Result: input's shape and dtype. An integer input with ``decimals=0`` comes back unchanged
+    as a new tensor (a copy, not a view, as torch). Gradient zero (derivatives.yaml round and
+    round.decimals: zeros_like(grad); RoundBackward0 / RoundBackward1).
+
+    Raises NotImplementedError when ``decimals != 0`` and input is not floating (integer or
+    bool: '"round_cpu" not implemented for 'Long'', as torch). Divergences from torch: a bool
+    input with ``decimals=0`` gives float16 here (torch: NotImplementedError), and a float
+    ``decimals`` is truncated by int() (torch: TypeError)."""
     if decimals:
         return RoundDecimals.apply(input, int(decimals))
     return Round.apply(input)
@@ -1333,8 +1375,28 @@ def floor_divide(input, other):
 
 @op("remainder")
 def remainder(input, other):
-    """Python's modulus (``%``): input - other * floor(input / other), the sign of ``other``.
-    RuntimeError for an integer division by zero."""
+    """Python's modulus (``%``), elementwise: input - other * floor(input / other), so the result
+    has the sign of ``other``. ``input`` and ``other`` are Tensors or Python numbers (a number
+    ``input`` is torch's remainder.Scalar_Tensor, also ``number % tensor``).
+
+    Result: the broadcast shape of the operands; dtype by torch's promotion (an int tensor with
+    an int stays int, with a float gives the default float dtype; a number does not widen a
+    tensor of its own category: int32 % 3 stays int32). A float division by zero gives nan (NumPy
+    may emit a RuntimeWarning; torch is silent).
+
+    Derivatives (derivatives.yaml): remainder.Scalar: self: grad (RemainderBackward0);
+    remainder.Tensor: self: grad, other: -grad * self.div(other, rounding_mode='floor')
+    (RemainderBackward1). ``number % tensor`` has no derivative in torch: the result is recorded
+    on a ``NotImplemented`` node whose backward raises RuntimeError ("derivative for
+    aten::remainder is not implemented"), as torch.
+
+    Raises:
+        TypeError: ``other`` is neither a Tensor nor a number; a non-number, non-Tensor
+            ``input`` fails with NumPy's TypeError.
+        RuntimeError: integer (or bool) division by zero ("ZeroDivisionError", as torch); shapes
+            that do not broadcast.
+    Divergences from torch: ``remainder(5, 3)`` (no Tensor) returns a 0-d int64 tensor (torch:
+    TypeError); two bool tensors give int8 (torch: NotImplementedError)."""
     other = check_operand(other, "remainder")
     if not isinstance(input, Tensor):
         return RemainderScalarTensor.apply(other, input)
@@ -1345,7 +1407,23 @@ def remainder(input, other):
 
 @op("fmod")
 def fmod(input, other):
-    """C's fmod: input - other * trunc(input / other), the sign of ``input``."""
+    """C's fmod, elementwise: input - other * trunc(input / other), so the result has the sign of
+    ``input``. ``input`` is a Tensor, ``other`` a Tensor or a Python number.
+
+    Result: the broadcast shape of the operands; dtype by torch's promotion (an int tensor with
+    an int stays int, with a float gives the default float dtype; a number does not widen a
+    tensor of its own category). A float division by zero gives nan (NumPy may emit a
+    RuntimeWarning; torch is silent).
+
+    Derivatives (derivatives.yaml): fmod.Scalar: self: grad (FmodBackward0); fmod.Tensor:
+    self: grad, other: -grad * self.div(other, rounding_mode='trunc') (FmodBackward1).
+
+    Raises:
+        TypeError: ``input`` is not a Tensor (torch has no fmod(number, tensor) either), or
+            ``other`` is neither a Tensor nor a number.
+        RuntimeError: integer (or bool) division by zero ("ZeroDivisionError", as torch); shapes
+            that do not broadcast.
+    Divergence from torch: two bool tensors give int8 (torch: NotImplementedError)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"fmod(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")

@@ -73,9 +73,25 @@ def _index_array(index, op_name, allowed=("int64",), msg=None):
 @op("gather")
 def gather(input, dim, index, *, sparse_grad=False):
     """Values of ``input`` at ``index`` along ``dim``: ``out[i][j] = input[index[i][j]][j]`` for
-    dim 0. ``index`` (int64) has the input's number of dims and no larger size in the other dims;
-    the result has its shape. RuntimeError (as torch) for a wrong index dtype, rank, size or an
-    index out of range; the gradient adds up repeated indices."""
+    dim 0 (likewise for other dims).
+
+    ``index`` is an int64 Tensor with the input's number of dims (0-d and 1-D count as one) and
+    no larger size than input in the dims other than ``dim``. Result: ``index``'s shape,
+    ``input``'s dtype, a new tensor (not a view). ``sparse_grad`` is accepted and ignored: the
+    gradient is always dense (torch makes a sparse one when it is True).
+
+    Derivative (derivatives.yaml gather: gather_backward): zeros.scatter_add(dim, index, grad),
+    so repeated indices add up (GatherBackward0); it is differentiable again.
+
+    Raises:
+        TypeError: ``index`` is not a Tensor (a list, a NumPy array), as torch.
+        IndexError: ``dim`` out of range [-ndim, ndim - 1] (ndim at least 1), as torch.
+        RuntimeError: ``index`` not int64; a rank that differs from input's; a size larger
+            than input's in a dim other than ``dim``; an index < 0 or >= input.shape[dim]
+            (torch: RuntimeError for each).
+    Divergences from torch: an int32 index raises RuntimeError (torch 2.x accepts it); a 0-d
+    input with an index of more than one element raises RuntimeError (torch repeats the value);
+    a 1-D input with a 0-d index raises IndexError (torch returns a 0-d tensor)."""
     idx = _index_array(index, "gather")
     x = input._data
     nd = max(x.ndim, 1)
@@ -138,8 +154,20 @@ class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
 @op("index_select")
 def index_select(input, dim, index):
     """The slices ``index`` (a 1-D or 0-D int64/int32 tensor) of ``input`` along ``dim``, as a
-    copy. IndexError for a multi-dim index or an index out of range; RuntimeError for a wrong
-    index dtype."""
+    copy (not a view).
+
+    Result: ``input``'s shape with dim ``dim`` replaced by ``index.numel()``; ``input``'s dtype.
+    Derivative (derivatives.yaml index_select: index_select_backward): zeros.index_add(dim,
+    index, grad), so repeated indices add up (IndexSelectBackward0); differentiable again.
+
+    Raises:
+        TypeError: ``index`` is not a Tensor (a list, a NumPy array), as torch.
+        IndexError: ``dim`` out of range [-ndim, ndim - 1] (ndim at least 1); an index of more
+            than one dim ("Index is supposed to be a vector"); an index < 0 or >= the dim's size
+            ("index out of range in self"), as torch.
+        RuntimeError: ``index`` neither int64 nor int32, as torch.
+    A 0-d input takes a one-element index only (RuntimeError for more, as torch). Divergence
+    from torch: that result has shape (1,) here; torch returns a 0-d tensor."""
     idx = _index_array(index, "index_select", ("int64", "int32"),
                        "index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:

@@ -107,7 +107,19 @@ Tensor.view = view
 
 @op("flatten")
 def flatten(input, start_dim=0, end_dim=-1):
-    """Merge dims start_dim..end_dim into one (returns the input itself when nothing changes)."""
+    """Merge dims ``start_dim``..``end_dim`` (inclusive, negative counting from the end) into one
+    of their product's size.
+
+    Result: input's dtype; shape ``shape[:start] + (prod(shape[start:end + 1]),) + shape[end +
+    1:]``, by :func:`reshape` (a view when the layout allows, ViewBackward0; derivatives.yaml
+    view: grad.reshape(self.sizes())). The input itself when start == end; a 0-d input gives
+    shape (1,).
+
+    Raises:
+        IndexError: ``start_dim`` or ``end_dim`` outside [-ndim, ndim - 1] (ndim at least 1), as
+            torch.
+        RuntimeError: ``start_dim`` comes after ``end_dim`` once both are made non-negative
+            ("start_dim cannot come after end_dim", as torch; never for a 0-d input)."""
     nd = input._data.ndim
     if nd == 0:
         _wrap_dim(start_dim, nd, "flatten")
@@ -251,7 +263,19 @@ class SqueezeDims(Squeeze, name="SqueezeBackward2", view=True):
 
 @op("squeeze")
 def squeeze(input, dim=None):
-    """Remove dims of size 1 (all, or only ``dim``: an int or a tuple)."""
+    """Remove dims of size 1: all of them, or only those named by ``dim`` (an int, or a tuple /
+    list of ints); a named dim whose size is not 1 is kept, without error.
+
+    Result: a view of input (same dtype, shared storage) with those dims dropped;
+    SqueezeBackward0 / 1 / 2 for no dim / an int / a tuple (derivatives.yaml squeeze:
+    unsqueeze_to(grad, ...), i.e. grad reshaped back to the input's shape). A 0-d input accepts
+    dim 0 or -1 and is returned as a 0-d view.
+
+    Raises:
+        IndexError: a dim outside [-ndim, ndim - 1] (ndim at least 1), as torch.
+        RuntimeError: the same dim named twice in a tuple, also as ``(0, -2)`` on a 2-d input
+            ("dim ... appears multiple times in the list of dims", as torch).
+        TypeError: ``dim`` neither an int nor an iterable of ints (a float), as torch."""
     shp = input._data.shape
     if dim is None:
         return Squeeze.apply(input, tuple(i for i, s in enumerate(shp) if s == 1))
@@ -550,8 +574,20 @@ class Repeat(ArrayFunction, name="RepeatBackward0"):
 
 
 def repeat(input, *sizes):
-    """Tile ``input``: ``x.repeat(2, 3)`` repeats it twice along dim 0 and 3 times along dim 1
-    (more sizes than dims add leading dims). RuntimeError for fewer sizes than dims."""
+    """Tile ``input``: ``x.repeat(2, 3)`` repeats it twice along dim 0 and 3 times along dim 1.
+    ``sizes`` are ints (or one tuple / list, or 0-d int tensors); more sizes than dims add
+    leading dims of size 1 before tiling.
+
+    Result: a new tensor (a copy) of input's dtype whose shape is sizes[i] * padded_shape[i],
+    padded_shape being input's shape with leading 1s up to len(sizes); a size 0 gives an empty
+    dim. Derivative (derivatives.yaml repeat: repeat_backward): grad viewed as (rep, size) pairs
+    and summed over the reps (RepeatBackward0).
+
+    Raises:
+        TypeError: no sizes ('repeat() missing 1 required positional arguments: "repeats"'), or
+            a size that is not an int (a float), as torch.
+        RuntimeError: fewer sizes than input's dims; a negative size ("Trying to create tensor
+            with negative dimension", as torch; torch's message names the size times the dim)."""
     if not sizes:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     reps = _shape_arg(sizes, "repeat")
@@ -583,9 +619,18 @@ op("reshape_as", namespace=False)(reshape_as)
 
 @op("narrow")
 def narrow(input, dim, start, length):
-    """``length`` elements of ``dim`` from ``start`` (negative counts from the end): a view
-    (SliceBackward0). IndexError for a start out of range, RuntimeError when it runs past the
-    end."""
+    """``length`` elements of dim ``dim`` from ``start`` (an int or a 0-d tensor; negative counts
+    from the end): ``input[..., start:start + length, ...]``.
+
+    Result: a view of input (same dtype, shared storage) whose dim ``dim`` has size ``length``.
+    Derivative (derivatives.yaml slice: slice_backward_wrapper): grad written into zeros of the
+    input's shape at the slice (SliceBackward0).
+
+    Raises:
+        RuntimeError: a 0-d input ("narrow() cannot be applied to a 0-dim tensor."); a negative
+            ``length``; ``start + length`` past the end of the dim; as torch.
+        IndexError: ``dim`` outside [-ndim, ndim - 1]; ``start`` outside [-size, size], as
+            torch."""
     from .indexing import BasicIndex
     nd = input._data.ndim
     if nd == 0:

@@ -84,6 +84,11 @@ class LRScheduler:
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict):
+        """Restore a :meth:`state_dict`: every key of the dict (a mapping of attribute name to
+        value, or an iterable of such pairs) is set as an attribute of the scheduler, unchecked
+        (unknown keys are added, keys absent from the dict keep their values), as torch. The
+        optimizer's learning rates are not touched until the next ``step()``. Returns None;
+        TypeError for a non-iterable (None, an int), as torch's ``dict.update``."""
         self.__dict__.update(state_dict)
 
     def get_last_lr(self):
@@ -91,6 +96,10 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self):
+        """The learning rates of the current epoch (``last_epoch``), one float per param group,
+        by the subclass's chainable formula; ``step()`` calls it and writes the result into the
+        optimizer. The base class has no schedule: NotImplementedError, as torch (so a subclass
+        that does not define it fails at construction, whose first step calls it)."""
         raise NotImplementedError
 
     def step(self, epoch=None):
@@ -160,7 +169,12 @@ def _warn_get_lr_called_within_step(sched):
 
 
 class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group)."""
+    """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group).
+
+    ``lr_lambda`` is a callable of the epoch (an int) returning a factor, or a list/tuple of them,
+    one per param group. Raises ValueError ("Expected N lr_lambdas, but got M") for a list/tuple
+    whose length is not the number of param groups, as torch; the base class's errors
+    otherwise."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
@@ -183,6 +197,12 @@ class LambdaLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict):
+        """Restore a :meth:`state_dict`, as torch: the attributes as the base class does, and for
+        each entry of ``state_dict['lr_lambdas']`` that is not None (a callable object's saved
+        ``__dict__``) that lambda's ``__dict__`` is updated; plain functions (saved as None) stay
+        as constructed. The dict is left as it was given (``lr_lambdas`` is popped, then put
+        back). Raises KeyError when ``state_dict`` has no ``'lr_lambdas'``, and IndexError when
+        it saved more callable objects than this scheduler has lambdas (as torch)."""
         lr_lambdas = state_dict.pop("lr_lambdas")
         self.__dict__.update(state_dict)
         state_dict["lr_lambdas"] = lr_lambdas
@@ -191,13 +211,19 @@ class LambdaLR(LRScheduler):
                 self.lr_lambdas[idx].__dict__.update(fn)
 
     def get_lr(self):
+        """initial_lr * lr_lambda(last_epoch) for each param group (a list of floats); any error
+        of a lambda propagates.
+        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
+        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
+        rates, which is in general not the current lr."""
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class StepLR(LRScheduler):
-    """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
+    """Multiply the lr by ``gamma`` every ``step_size`` epochs. ``step_size=0`` is accepted at
+    construction and raises ZeroDivisionError at the first ``step()``, as torch."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
@@ -205,6 +231,13 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The current rates, times ``gamma`` when ``last_epoch`` is a nonzero multiple of
+        ``step_size`` (a list of floats, one per param group). ZeroDivisionError for
+        ``step_size=0`` at the first ``step()`` after construction (construction itself, at
+        epoch 0, passes), as torch; ``step(epoch)`` raises it too (closed form).
+        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
+        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
+        rates, which is in general not the current lr."""
         _warn_get_lr_called_within_step(self)
         if (self.last_epoch == 0) or (self.last_epoch % self.step_size != 0):
             return _param_groups_val_list(self.optimizer, "lr")
@@ -225,6 +258,11 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The current rates, times ``gamma ** k`` when ``last_epoch`` is a milestone listed k
+        times (a list of floats, one per param group).
+        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
+        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
+        rates, which is in general not the current lr."""
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -245,6 +283,11 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The current rates times ``gamma`` (unchanged at construction), a list of floats, one
+        per param group.
+        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
+        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
+        rates, which is in general not the current lr."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -256,7 +299,8 @@ class ExponentialLR(LRScheduler):
 
 class CosineAnnealingLR(LRScheduler):
     """Cosine annealing from the initial lr to ``eta_min`` over ``T_max`` epochs (then back up,
-    periodically), by torch's recursive formula."""
+    periodically), by torch's recursive formula. ``T_max=0`` is accepted at construction and
+    raises ZeroDivisionError at the first ``step()``, as torch."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max = T_max
@@ -264,6 +308,13 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        """The next rates by torch's recursive cosine formula (a list of floats, one per param
+        group; unchanged at construction). ZeroDivisionError for ``T_max=0`` at the first
+        ``step()`` after construction (construction itself passes), and in ``step(epoch)``'s
+        closed form, as torch.
+        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
+        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
+        rates, which is in general not the current lr."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")

@@ -192,6 +192,11 @@ class ModuleList(Module):
         return self
 
     def pop(self, key):
+        """Remove the module at position ``key`` (an int, negative counting from the end) and
+        return it; the later modules move down one place ('2' becomes '1', ...). A slice pops
+        those modules and returns them as a new ModuleList. IndexError ("index 3 is out of
+        range") for a position outside [-len, len - 1]; TypeError for a non-int key (a str), as
+        torch."""
         v = self[key]
         del self[key]
         return v
@@ -240,18 +245,25 @@ class ModuleDict(Module):
         self._modules.clear()
 
     def pop(self, key):
-        """Remove ``key`` and return its module."""
+        """Remove ``key`` and return its module. KeyError for a key that is not present (there
+        is no default argument), as torch."""
         v = self[key]
         del self[key]
         return v
 
     def keys(self):
+        """The module names, in insertion order: a live view of the underlying dict (it follows
+        later insertions and removals). Raises nothing."""
         return self._modules.keys()
 
     def items(self):
+        """(name, module) pairs, in insertion order: a live view of the underlying dict. Raises
+        nothing."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order: a live view of the underlying dict. Raises
+        nothing."""
         return self._modules.values()
 
     def update(self, modules):
