@@ -99,7 +99,10 @@ class LRScheduler:
         """The learning rates of the current epoch (``last_epoch``), one float per param group,
         by the subclass's chainable formula; ``step()`` calls it and writes the result into the
         optimizer. The base class has no schedule: NotImplementedError, as torch (so a subclass
-        that does not define it fails at construction, whose first step calls it)."""
+        that does not define it fails at construction, whose first step calls it). A subclass's
+        ``get_lr`` called outside ``step()`` warns (UserWarning "To get the last learning rate
+        computed by the scheduler, please use `get_last_lr()`.", as torch) and still computes,
+        from the current rates, which is in general not the current lr."""
         raise NotImplementedError
 
     def step(self, epoch=None):
@@ -212,10 +215,8 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self):
         """initial_lr * lr_lambda(last_epoch) for each param group (a list of floats); any error
-        of a lambda propagates.
-        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
-        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
-        rates, which is in general not the current lr."""
+        of a lambda propagates. Outside ``step()`` it warns, as
+        :meth:`LRScheduler.get_lr` says."""
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
@@ -234,10 +235,8 @@ class StepLR(LRScheduler):
         """The current rates, times ``gamma`` when ``last_epoch`` is a nonzero multiple of
         ``step_size`` (a list of floats, one per param group). ZeroDivisionError for
         ``step_size=0`` at the first ``step()`` after construction (construction itself, at
-        epoch 0, passes), as torch; ``step(epoch)`` raises it too (closed form).
-        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
-        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
-        rates, which is in general not the current lr."""
+        epoch 0, passes), as torch; ``step(epoch)`` raises it too (closed form). Outside
+        ``step()`` it warns, as :meth:`LRScheduler.get_lr` says."""
         _warn_get_lr_called_within_step(self)
         if (self.last_epoch == 0) or (self.last_epoch % self.step_size != 0):
             return _param_groups_val_list(self.optimizer, "lr")
@@ -259,10 +258,8 @@ class MultiStepLR(LRScheduler):
 
     def get_lr(self):
         """The current rates, times ``gamma ** k`` when ``last_epoch`` is a milestone listed k
-        times (a list of floats, one per param group).
-        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
-        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
-        rates, which is in general not the current lr."""
+        times (a list of floats, one per param group). Outside ``step()`` it warns, as
+        :meth:`LRScheduler.get_lr` says."""
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -284,10 +281,8 @@ class ExponentialLR(LRScheduler):
 
     def get_lr(self):
         """The current rates times ``gamma`` (unchanged at construction), a list of floats, one
-        per param group.
-        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
-        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
-        rates, which is in general not the current lr."""
+        per param group. Outside ``step()`` it warns, as
+        :meth:`LRScheduler.get_lr` says."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -311,10 +306,8 @@ class CosineAnnealingLR(LRScheduler):
         """The next rates by torch's recursive cosine formula (a list of floats, one per param
         group; unchanged at construction). ZeroDivisionError for ``T_max=0`` at the first
         ``step()`` after construction (construction itself passes), and in ``step(epoch)``'s
-        closed form, as torch.
-        Outside ``step()`` it warns (UserWarning "To get the last learning rate computed by the
-        scheduler, please use `get_last_lr()`.", as torch) and still computes, from the current
-        rates, which is in general not the current lr."""
+        closed form, as torch. Outside ``step()`` it warns, as
+        :meth:`LRScheduler.get_lr` says."""
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
