@@ -181,6 +181,50 @@ def test_inference_mode():
             (w * t).sum().backward()
 
 
+def _inference_outputs(lib, enable_grad):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with lib.inference_mode():
+        with lib.enable_grad() if enable_grad else lib.inference_mode():
+            grad_on = lib.is_grad_enabled()
+            outs = [x * 2, x.tanh(), x[0], x.t(), Double.apply(x)]
+    return grad_on, [(o.requires_grad, o.grad_fn is None, o.is_inference()) for o in outs]
+
+
+@pytest.mark.parametrize("enable_grad", [False, True])
+def test_inference_mode_records_no_op_even_under_enable_grad(enable_grad):
+    # a functional op records nothing in inference mode, even with grad mode on again; a view of a
+    # normal tensor stays a normal tensor that requires grad; a custom Function is recorded
+    # whenever grad mode is on (torch's rules, all three)
+    ours = _inference_outputs(tg, enable_grad)
+    assert ours == (enable_grad, [(False, True, True), (False, True, True), (True, True, False),
+                                  (True, True, False), (enable_grad, not enable_grad, True)])
+    torch = pytest.importorskip("torch")
+    assert ours == _inference_outputs(torch, enable_grad)
+
+
+def test_view_made_in_inference_mode_written_in_normal_mode():
+    for lib in _libs():
+        x = lib.tensor([1.0, 2.0], requires_grad=True) * 1
+        with lib.inference_mode():
+            v = x[0:1]
+        with pytest.raises(RuntimeError, match="created in inference mode .* in normal mode"):
+            v.mul_(2)
+        with lib.no_grad():
+            w = x[0:1]
+        with pytest.raises(RuntimeError, match="created in no_grad mode .* with grad mode enabled"):
+            w.mul_(2)
+        assert x.tolist() == [1.0, 2.0]
+
+
 def test_inference_mode_error_names_fix():
     w = tg.tensor([1.0, 2.0], requires_grad=True)
     with tg.inference_mode():

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from ..ops.shape import sum_to_size
-from .graph import AccumulateGrad, sole_holder
+from .graph import FREED, AccumulateGrad, sole_holder
+from .grad_mode import set_state
 from .grad_mode import state as _state
 
 __all__ = ["run_backward", "call_node"]
@@ -192,8 +193,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ran = []
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
     pop, push = heapq.heappop, heapq.heappush
-    prev_mode = _state.grad_enabled
-    _state.grad_enabled = create_graph
+    prev_mode = (_state.grad_enabled, _state.inference)
+    set_state(create_graph, prev_mode[1])
     try:
         ready = None    # a node the previous one made ready
         while True:
@@ -292,14 +293,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             # reuse a gradient's buffer only when the engine alone holds it (a reference count)
             g = None
     finally:
-        _state.grad_enabled = prev_mode
+        set_state(*prev_mode)
     if accumulate:
         _commit(staged, create_graph, root_grads, acc_hooks)
     if not retain_graph:
         for node in ran:
             if node._saved is not None:
-                node._saved = None
-                node._freed = True
+                node._saved = FREED
     return captured
 
 

@@ -15,8 +15,9 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor, _make
+from .grad_mode import set_state
 from .grad_mode import state as _state
-from .graph import Node, VersionCounter, _in_pkg, format_where, user_frame
+from .graph import FREED, Node, VersionCounter, _in_pkg, format_where, user_frame
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -131,6 +132,7 @@ class Function:
     @classmethod
     def apply(cls, *args):
         with_grad = False
+        # (torch records a custom Function whenever grad mode is on, in inference mode too)
         if _state.grad_enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
@@ -139,8 +141,8 @@ class Function:
         ctx = cls._backward_cls() if with_grad else BackwardNode()
         if with_grad:
             ctx._edges = make_edges(args)   # needs_input_grad is readable inside forward
-        prev = _state.grad_enabled
-        _state.grad_enabled = False
+        prev = (_state.grad_enabled, _state.inference)
+        set_state(False, prev[1])
         try:
             if cls.setup_context is not Function.setup_context:
                 out = cls.forward(*args)
@@ -148,7 +150,7 @@ class Function:
             else:
                 out = cls.forward(ctx, *args)
         finally:
-            _state.grad_enabled = prev
+            set_state(*prev)
         single = not isinstance(out, tuple)
         outs = [(_make(o) if isinstance(o, np.ndarray) else o) for o in ((out,) if single else out)]
         if not with_grad:
@@ -174,7 +176,7 @@ class ArrayFunction(Function):
     def apply(cls, *args):
         arrays = []
         rec = False
-        if _state.grad_enabled:
+        if _state.record:
             edges = []
             stale = False
             # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3%
@@ -234,8 +236,6 @@ class ArrayFunction(Function):
                 out = arr
             t = _new(Tensor)
             t._data = out
-            if _state.inference:
-                t._extra = {"inference": True}
             if ctx._special is None:
                 if out.dtype.kind == "f":
                     t.grad_fn = ctx
@@ -281,12 +281,7 @@ class ArrayFunction(Function):
             t._extra = {"inference": True}
         if cls._view:
             _share_version(t, cls, args)
-            if args[0]._requires_grad and not _state.grad_enabled and not _state.inference:
-                # torch: a view made under no_grad of a tensor that requires grad requires grad
-                # too, as a leaf without history that receives no gradient, and may not be
-                # modified in place with grad mode on
-                t._requires_grad = True
-                t._extra = {"no_grad_view": True}
+            _untracked_view(t, args[0])
         return t
 
 
@@ -332,13 +327,29 @@ def _share_version(view, cls, args):
         view._view_chain = base._view_chain + (step,)
 
 
+def _untracked_view(view, base):
+    """torch's rules for a view made while nothing is recorded. A view of a normal tensor is a
+    normal tensor, even in inference mode. If the base requires grad, so does the view: a leaf
+    without history that receives no gradient and may not be modified in place once grad mode is
+    back (``no_grad_view`` names the mode it was made in, for that error)."""
+    if not _state.inference:
+        if base._requires_grad:
+            view._requires_grad = True
+            view._extra = {"no_grad_view": "no_grad mode"}
+    elif base._extra is None or not base._extra.get("inference"):
+        view._extra = None
+        if base._requires_grad:
+            view._requires_grad = True
+            view._extra = {"no_grad_view": "inference mode"}
+
+
 def refresh_view(view):
     """A view whose storage was written through its base (or a sibling view) since its history
     was recorded gets a fresh history: its view ops re-applied to the base as it is now (torch
     regenerates a view's grad_fn the same way). Without it, the view's gradient would skip the
     in-place op."""
     base = view._base
-    if base._requires_grad and _state.grad_enabled and not (
+    if base._requires_grad and _state.record and not (
             view._extra is not None and view._extra.get("no_grad_view")):
         v = base
         for cls, extra in view._view_chain:
@@ -504,9 +515,9 @@ def unpack_saved(node):
     """The node's saved tensors, checked against the versions recorded when they were saved."""
     saved = node._saved
     if saved is None:
-        if node._freed:
-            raise freed_error(node)
         return ()
+    if saved is FREED:
+        raise freed_error(node)
     out = []
     for e in saved:
         if e is None:
@@ -525,7 +536,8 @@ def unpack_saved(node):
                 t._extra = {"inference": True}
             if arr.dtype.kind == "f":
                 t.grad_fn = node
-                t._output_nr = e[4]
+                if e[4]:    # (a second attribute in the instance dict costs as much as the rest)
+                    t._output_nr = e[4]
                 t._requires_grad = True
             else:
                 t.grad_fn = None
@@ -560,7 +572,7 @@ def once_differentiable(fn):
         with no_grad():
             outs = fn(ctx, *args)
         req = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
-        if not _state.grad_enabled or not req:
+        if not _state.record or not req:
             return outs
         single = not isinstance(outs, tuple)
         res = [(_DelayedError.apply(o, *req) if isinstance(o, Tensor) else o)

@@ -16,9 +16,19 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 class _State(threading.local):
     grad_enabled = True
     inference = False
+    # whether ops are recorded: grad mode on outside inference mode (torch records nothing in
+    # inference mode, even under enable_grad). One attribute, as every op reads it first.
+    record = True
 
 
 state = _State()
+
+
+def set_state(grad_enabled: bool, inference: bool):
+    """Set this thread's grad mode and inference mode (and so whether ops are recorded)."""
+    state.grad_enabled = grad_enabled
+    state.inference = inference
+    state.record = grad_enabled and not inference
 
 
 def is_grad_enabled() -> bool:
@@ -68,7 +78,7 @@ class _Mode:
         return None
 
     def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self._prev
+        set_state(*self._prev)
         return False
 
 
@@ -76,14 +86,14 @@ class no_grad(_Mode):
     """Context manager / decorator: ops inside record nothing and results do not require grad."""
 
     def _enter_state(self):
-        state.grad_enabled = False
+        set_state(False, state.inference)
 
 
 class enable_grad(_Mode):
     """Context manager / decorator: turn recording back on inside ``no_grad``."""
 
     def _enter_state(self):
-        state.grad_enabled = True
+        set_state(True, state.inference)
 
 
 class set_grad_enabled(_Mode):
@@ -92,7 +102,7 @@ class set_grad_enabled(_Mode):
     def __init__(self, mode: bool):
         self.mode = bool(mode)
         self._prev = (state.grad_enabled, state.inference)
-        state.grad_enabled = self.mode
+        set_state(self.mode, state.inference)
 
     def _clone(self):
         return set_grad_enabled(self.mode)
@@ -101,7 +111,7 @@ class set_grad_enabled(_Mode):
         return None
 
     def __call__(self, func):
-        state.grad_enabled, state.inference = self._prev
+        set_state(*self._prev)
         return super().__call__(func)
 
 
@@ -117,7 +127,6 @@ class inference_mode(_Mode):
 
     def _enter_state(self):
         if self.mode:
-            state.grad_enabled = False
-            state.inference = True
+            set_state(False, True)
         else:
-            state.inference = False
+            set_state(state.grad_enabled, False)

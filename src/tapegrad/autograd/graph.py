@@ -131,6 +131,18 @@ def add_hook(owner, attr: str, fn) -> RemovableHandle:
     return handle
 
 
+class _Freed:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "FREED"
+
+
+# what a node's _saved becomes once backward released it (a flag in the instance dict would cost
+# every node a dict)
+FREED = _Freed()
+
+
 class Node:
     """A recorded op (``tensor.grad_fn``). Named as torch names it (``MulBackward0``).
 
@@ -144,7 +156,6 @@ class Node:
 
     _scalar_edges = 0  # leading argument positions shown in next_functions even when numbers
     _rare = False      # set once any rare state below is set: the engine's fast path skips it
-    _freed = False
     _hooks = None
     _prehooks = None
     _tensor_prehooks = None

@@ -33,13 +33,17 @@ def check_writable(x, opname):
     """Raise before anything changes: leaf/view-of-leaf rules (with grad mode on) and storage that
     cannot be written (an expanded tensor)."""
     if _state.grad_enabled:
-        if x._extra is not None and x._extra.get("no_grad_view"):
+        made_in = x._extra.get("no_grad_view") if x._extra is not None else None
+        if made_in:
+            inference = made_in == "inference mode"
             raise RuntimeError(
-                f"A view was created in no_grad mode and is being modified inplace with grad mode "
-                f"enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-                f"You can clarify your code by moving both the view and the inplace either both "
-                f"inside the no_grad block (if you don't want the inplace to be tracked) or both "
-                f"outside (if you want the inplace to be tracked). ({opname} on {_name(x)})")
+                f"A view was created in {made_in} and is being modified inplace "
+                f"{'in normal mode' if inference else 'with grad mode enabled'}. Given that this "
+                f"use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                f"code by moving both the view and the inplace either both inside the "
+                f"{'inference_mode' if inference else 'no_grad'} block (if you don't want the "
+                f"inplace to be tracked) or both outside (if you want the inplace to be tracked). "
+                f"({opname} on {_name(x)})")
         if x.grad_fn is None and x._requires_grad:
             raise RuntimeError(
                 f"a leaf Variable that requires grad is being used in an in-place operation. "

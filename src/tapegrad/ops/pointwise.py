@@ -239,7 +239,7 @@ def _spare(g, like=None):
     getrefcount's: five. Any more may be a holder that would see the change (a retained or
     captured gradient, one passed to several inputs or to hooks, the user's own, the engine's
     call_node path), so g is then left alone."""
-    if _grad_state.grad_enabled:
+    if _grad_state.record:
         return None
     if like is None:
         return g._data if sole_holder(g, None, None, 5) else None
@@ -359,6 +359,10 @@ class Tanh(ArrayFunction, name="TanhBackward0"):
         return TanhGrad.apply(g, y)
 
 
+# (y of tanh/sigmoid is always floating)
+_ONE = {np.dtype(t): weak_scalar(1.0, np.dtype(t)) for t in (np.float16, np.float32, np.float64)}
+
+
 def _out_shape(a, b):
     return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
 
@@ -376,13 +380,14 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
             t = y * y
         else:   # broadcast, or 0-d (where NumPy gives a scalar): an array of the result's shape
             t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
-        # the cached 0-d one: NumPy converts a Python 1 on every call, which costs as much as
-        # the subtraction itself on small arrays
-        np.subtract(weak_scalar(1.0, y.dtype), t, out=t)
+        # a 0-d one: NumPy converts a Python 1 on every call, which costs as much as the
+        # subtraction itself on small arrays
+        np.subtract(_ONE[y.dtype], t, out=t)
         # skipped when g is one 1 broadcast everywhere (what sum's backward hands on): a whole
         # pass for nothing; the test is inline, as a call would cost every small op (and for a
-        # 0-d g, the test costs more than the product)
-        if not g.ndim or any(g.strides) or not g.size or g.flat[0] != 1:
+        # 0-d g, the test costs more than the product). Its first clause settles the usual case.
+        if g.ndim and g.strides[-1] or not g.ndim or any(g.strides) or not g.size or \
+                g.flat[0] != 1:
             t *= g
         return t
 
@@ -422,9 +427,10 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
-        t = np.subtract(weak_scalar(1.0, y.dtype), y, out=np.empty(_out_shape(g, y), y.dtype))
+        t = np.subtract(_ONE[y.dtype], y, out=np.empty(_out_shape(g, y), y.dtype))
         t *= y
-        if not g.ndim or any(g.strides) or not g.size or g.flat[0] != 1:   # as in TanhGrad
+        if g.ndim and g.strides[-1] or not g.ndim or any(g.strides) or not g.size or \
+                g.flat[0] != 1:   # as in TanhGrad
             t *= g
         return t
 
