@@ -236,9 +236,20 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     grad * (input - target) / max(input (1 - input), 1e-12) * weight) and
     binary_cross_entropy_target_backward (target: -grad * logit(input) * weight), divided by the
     number of elements for 'mean'; they are built of differentiable ops, so create_graph gives
-    higher derivatives. Raises ValueError for an unknown reduction or a target of another shape;
-    RuntimeError for input or target values outside [0, 1] or a weight that does not broadcast
-    to the input's shape."""
+    higher derivatives.
+
+    The legacy flags follow torch's _Reduction.legacy_get_string: when either is not None,
+    reduce=False gives 'none', else size_average=False 'sum', else 'mean' (a None flag counts as
+    True), with torch's deprecation UserWarning, and ``reduction`` is then ignored. torch's
+    deprecated reduction 'elementwise_mean' is read as 'mean', with its UserWarning.
+
+    Raises, in torch's order: ValueError for an unknown reduction (when no legacy flag is given)
+    or a target of another shape; RuntimeError for a weight that does not broadcast to the
+    input's shape; RuntimeError ("Found dtype ... but expected ...") for a target whose dtype is
+    not the input's (torch does not promote here: an integer or bool input with a floating
+    target lands here too); NotImplementedError for an integer or bool input (with a target of
+    its dtype), which is not probabilities; RuntimeError for input or target values outside
+    [0, 1]."""
     reduction = _reduction(size_average, reduce, reduction)
     if target._data.shape != input._data.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
@@ -247,7 +258,23 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     w = _loss_weight(weight, input, "binary_cross_entropy")
     if w is not None:
         w = np.broadcast_to(w, input._data.shape)
+    xd, yd = input._data.dtype, target._data.dtype
+    if yd != xd:
+        raise RuntimeError(f"Found dtype {_scalar_name(yd)} but expected {_scalar_name(xd)}: "
+                           f"binary_cross_entropy needs a target of the input's dtype "
+                           f"({input.dtype}, got {target.dtype}); convert it with "
+                           f"target.to(input.dtype)")
+    if xd.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
+                                  f"'{_scalar_name(xd)}': the input must be floating-point "
+                                  f"probabilities in [0, 1] (got {input.dtype}); convert input "
+                                  f"and target with .float()")
     return BinaryCrossEntropy.apply(input, target, w, reduction)
+
+
+def _scalar_name(dt):
+    """torch's C++ name of a NumPy dtype ('Float', 'Long', 'Bool', ...), as its messages give it."""
+    return SCALAR_NAMES.get(dt.name, dt.name)
 
 
 def _log_sigmoid(z):
@@ -272,7 +299,8 @@ class BinaryCrossEntropyWithLogits(ArrayFunction, name="BinaryCrossEntropyWithLo
             loss = loss * w
         ctx.w, ctx.pw, ctx.reduction, ctx.n = w, pw, reduction, x.size
         ctx.save_for_backward(x, y)
-        return _reduce_array(np.asarray(loss).astype(x.dtype, copy=False), reduction)
+        # the target's dtype, as torch (which computes (1 - target).mul_(input) in place)
+        return _reduce_array(np.asarray(loss).astype(y.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, g):
@@ -306,8 +334,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     computed stably (logits in the thousands give finite losses).
 
     ``weight`` and ``pos_weight`` (the positive class's weight, typically of shape (C,) for the
-    last dim) are optional and must broadcast to the input's shape. The result has the input's
-    dtype and, by ``reduction``: 'none' the input's shape, 'mean' (the mean over all elements)
+    last dim) are optional and must broadcast to the input's shape. The result has the
+    target's dtype (as torch, which computes ``(1 - target) * input`` in place in it: a float16
+    target with float64 logits gives a float16 loss; the gradients have their tensors' dtypes)
+    and, by ``reduction``: 'none' the input's shape, 'mean' (the mean over all elements)
     and 'sum' a 0-dim tensor; the legacy ``size_average``/``reduce`` flags, when given, choose the
     reduction instead (with torch's deprecation warning). Records
     BinaryCrossEntropyWithLogitsBackward0, whose derivatives follow derivatives.yaml
@@ -315,14 +345,44 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     sigmoid(input) - pos_weight target) * weight) and
     binary_cross_entropy_with_logits_target_backward (target: grad * (log_sigmoid(-input) -
     pos_weight log_sigmoid(input)) * weight), divided by the number of elements for 'mean'; they
-    are built of differentiable ops, so create_graph gives higher derivatives. Raises ValueError
-    for an unknown reduction or a target of another shape; RuntimeError for a weight or
-    pos_weight that does not broadcast to the input's shape."""
+    are built of differentiable ops, so create_graph gives higher derivatives.
+
+    The legacy flags follow torch's _Reduction.legacy_get_string: when either is not None,
+    reduce=False gives 'none', else size_average=False 'sum', else 'mean' (a None flag counts as
+    True), with torch's deprecation UserWarning, and ``reduction`` is then ignored. torch's
+    deprecated reduction 'elementwise_mean' is read as 'mean', with its UserWarning.
+
+    Raises, in torch's order: ValueError for an unknown reduction (when no legacy flag is given)
+    or a target of another shape; NotImplementedError for an integer or bool input, whatever the
+    target (torch's log_sigmoid has no integer kernel); RuntimeError for a bool pos_weight or
+    one that does not broadcast to the input's shape, for an integer or bool target (torch
+    computes ``1 - target`` in the target's dtype and cannot store the loss there), or for a
+    weight that does not broadcast to the input's shape."""
     reduction = _reduction(size_average, reduce, reduction)
     if target._data.shape != input._data.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    w = _loss_weight(weight, input, "binary_cross_entropy_with_logits")
+    xd, yd = input._data.dtype, target._data.dtype
+    if xd.kind != "f":
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{_scalar_name(xd)}': "
+                                  f"binary_cross_entropy_with_logits needs floating-point logits "
+                                  f"(got {input.dtype}); convert the input with .float()")
+    if pos_weight is not None and pos_weight._data.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported: "
+                           "binary_cross_entropy_with_logits computes pos_weight - 1, so "
+                           "pos_weight must be numeric, not bool; convert it with "
+                           "pos_weight.to(input.dtype)")
     pw = _loss_weight(pos_weight, input, "binary_cross_entropy_with_logits")
+    if yd == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported: binary_cross_entropy_with_logits computes 1 - target, so "
+                           "the target must be floating-point, not bool; convert it with "
+                           "target.to(input.dtype)")
+    if yd.kind != "f":
+        raise RuntimeError(f"result type {_scalar_name(xd)} can't be cast to the desired output "
+                           f"type {_scalar_name(yd)}: binary_cross_entropy_with_logits needs a "
+                           f"floating-point target (got {target.dtype}); convert it with "
+                           f"target.to(input.dtype)")
+    w = _loss_weight(weight, input, "binary_cross_entropy_with_logits")
     return BinaryCrossEntropyWithLogits.apply(input, target, w, pw, reduction)
 

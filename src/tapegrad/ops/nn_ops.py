@@ -20,20 +20,36 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 
 def _check_reduction(reduction, hint=""):
-    """ValueError (as torch) unless ``reduction`` is one of ``_REDUCTIONS``; ``hint`` is appended
-    to the message."""
+    """``reduction`` itself when it is one of ``_REDUCTIONS``; 'mean' for torch's deprecated
+    alias 'elementwise_mean' (with torch's UserWarning, as its _Reduction.get_enum); otherwise
+    ValueError (as torch), ``hint`` appended to the message."""
+    if isinstance(reduction, str) and reduction == "elementwise_mean":
+        import warnings
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", UserWarning, stacklevel=user_stacklevel())
+        return "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction{hint}")
     return reduction
 
 
-def _reduction(size_average, reduce, reduction):
-    """The effective reduction of a loss: the legacy ``size_average``/``reduce`` flags when either
-    is given (with torch's deprecation warning), else ``reduction`` checked by _check_reduction."""
+def _reduction(size_average, reduce, reduction, hint=""):
+    """The effective reduction of a loss, as torch's functional losses choose it: when either
+    legacy flag ``size_average``/``reduce`` is not None, torch's _Reduction.legacy_get_string
+    (a None flag counts as True; reduce=False gives 'none', else size_average=False 'sum', else
+    'mean'), with its deprecation UserWarning naming the reduction to use instead, and
+    ``reduction`` is ignored (not even checked, as torch); otherwise ``reduction`` checked by
+    _check_reduction (ValueError for an unknown one, ``hint`` appended to the message)."""
     if size_average is not None or reduce is not None:
         from ..nn.modules.loss import _legacy_reduction
         return _legacy_reduction(size_average, reduce)
-    return _check_reduction(reduction)
+    return _check_reduction(reduction, hint)
+
+
+def _reduction_hint(op_name):
+    """The hint a loss appends to the ValueError for an unknown reduction: the op and the values
+    it accepts."""
+    return f" in {op_name} (use 'mean', 'sum' or 'none')"
 
 
 def _reduce_array(loss, reduction):
@@ -208,10 +224,17 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """Negative log-likelihood loss. ``input``: (N, C) or (C,) log-probabilities; ``target``: (N,)
     or () int64 class indices in [0, C). ``reduction``: 'mean' (weighted mean over non-ignored
-    targets), 'sum' or 'none'. IndexError for a target out of range, TypeError for a non-Tensor
-    target, RuntimeError for a non-integer target, ValueError for an unknown reduction, an input
-    that is not 1-D or 2-D, or a target whose shape does not match the batch."""
-    _check_reduction(reduction, " (use 'mean', 'sum' or 'none')")
+    targets), 'sum' or 'none' (torch's deprecated 'elementwise_mean' is read as 'mean', with its
+    UserWarning). The legacy ``size_average``/``reduce`` flags, when either is not None, choose
+    the reduction instead (torch's _Reduction.legacy_get_string: reduce=False gives 'none', else
+    size_average=False 'sum', else 'mean'), with torch's deprecation UserWarning, and
+    ``reduction`` is then ignored.
+
+    Raises ValueError for an unknown reduction (when no legacy flag is given; the message names
+    the op and the valid values), an input that is not 1-D or 2-D, or a target whose shape does
+    not match the batch; TypeError for a non-Tensor target; RuntimeError for a non-integer
+    target; IndexError for a target out of range."""
+    reduction = _reduction(size_average, reduce, reduction, _reduction_hint("nll_loss"))
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
     if target._data.dtype.kind not in "iu":
@@ -245,7 +268,21 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     computed as nll_loss(log_softmax(input, 1), target), stable for logits in the thousands.
     A floating ``target`` of the input's shape is read as class probabilities.
     ``label_smoothing`` s mixes (1 - s) of that loss with s / C of the loss against a uniform
-    target (weighted and ignore_index-aware for indices, as torch); RuntimeError outside [0, 1]."""
+    target (weighted and ignore_index-aware for indices, as torch). ``reduction``: 'mean'
+    (weighted mean over non-ignored index targets; the mean over the batch for probabilities),
+    'sum' or 'none' (torch's deprecated 'elementwise_mean' is read as 'mean', with its
+    UserWarning). The legacy ``size_average``/``reduce`` flags, when either is not None, choose
+    the reduction instead (torch's _Reduction.legacy_get_string: reduce=False gives 'none', else
+    size_average=False 'sum', else 'mean'), with torch's deprecation UserWarning (once), and
+    ``reduction`` is then ignored.
+
+    Raises ValueError for an unknown reduction, for index and probability targets alike (when no
+    legacy flag is given; the message names the op and the valid values); RuntimeError for a
+    label_smoothing outside [0, 1] or a probability target whose shape differs from the
+    input's; and, for index targets, nll_loss's errors (ValueError for an input that is not 1-D
+    or 2-D or a target not matching the batch, TypeError for a non-Tensor target, RuntimeError
+    for a non-integer one, IndexError for a class out of range)."""
+    reduction = _reduction(size_average, reduce, reduction, _reduction_hint("cross_entropy"))
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")
@@ -309,19 +346,31 @@ class MseLoss(ArrayFunction, name="MseLossBackward0"):
 
 @op("mse_loss", functional=True, method=False, namespace=False)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Mean squared error. Shapes broadcast (torch warns when they differ; so do we)."""
-    _check_reduction(reduction)
+    """Mean squared error ``(input - target) ** 2`` reduced by ``reduction``: 'mean' (over all
+    elements), 'sum' or 'none' (torch's deprecated 'elementwise_mean' is read as 'mean', with its
+    UserWarning). Shapes broadcast (torch warns with a UserWarning when they differ; so do we).
+    The legacy ``size_average``/``reduce`` flags, when either is not None, choose the reduction
+    instead (torch's _Reduction.legacy_get_string: reduce=False gives 'none', else
+    size_average=False 'sum', else 'mean'), with torch's deprecation UserWarning (after the size
+    warning, as torch), and ``reduction`` is then ignored.
+
+    Raises RuntimeError for shapes that do not broadcast; ValueError for an unknown reduction
+    (when no legacy flag is given; checked after the shapes, as torch)."""
     if input._data.shape != target._data.shape:
         import warnings
         warnings.warn(f"Using a target size ({target.shape!r}) that is different to the input size "
                       f"({input.shape!r}). This will likely lead to incorrect results due to "
                       f"broadcasting. Please ensure they have the same size.",
                       UserWarning, stacklevel=user_stacklevel())
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    if input._data.shape != target._data.shape:
         try:
             shape = np.broadcast_shapes(input._data.shape, target._data.shape)
         except ValueError:
             raise broadcast_error("mse_loss", input, target) from None
         input, target = input.expand(shape), target.expand(shape)
+    reduction = _check_reduction(reduction)
     return MseLoss.apply(input, target, reduction)
 
 
