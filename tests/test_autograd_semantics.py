@@ -761,3 +761,34 @@ def test_view_of_a_base_written_by_a_recorded_op_is_recorded_like_torch():
     grad) decided it needed no recording before refreshing the view, so the gradient was lost."""
     ours, ref = (_view_of_written_base(lib) for lib in _libs())
     assert ours == ref
+
+
+def _backward_reassigned(lib):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    class Sub(Scale):
+        pass
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    Scale.apply(x).sum().backward()
+    first = x.grad.tolist()
+    # reassigned after the class (and its subclass) exist: the next backward uses the new one
+    Scale.backward = staticmethod(lambda ctx, g: g * 5)
+    x.grad = None
+    Scale.apply(x).sum().backward()
+    Sub.apply(x).sum().backward()
+    return first, x.grad.tolist()
+
+
+def test_function_backward_reassigned_after_class_creation():
+    ours = _backward_reassigned(tg)
+    assert ours == ([3.0, 3.0], [10.0, 10.0])
+    torch = pytest.importorskip("torch")
+    assert ours == _backward_reassigned(torch)
