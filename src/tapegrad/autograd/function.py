@@ -213,7 +213,6 @@ class ArrayFunction(Function):
             ctx = _new(cls._backward_cls)
             ctx._seq = _next_seq()
             ctx._saved = None
-            ctx._n_out = 1
             # edges before forward, so it can save only what the needed gradients use
             # (ctx.needs(i))
             ctx._edges = edges
@@ -422,7 +421,8 @@ def _record_outputs(node, outputs, sp):
         o._output_nr = n
         o._requires_grad = True
         meta.append((o._data.shape, o._data.dtype))
-    node._n_out = len(outputs)
+    if len(outputs) != 1:
+        node._n_out = len(outputs)
     node._out_meta = meta
     node._rare = True
 

@@ -152,9 +152,10 @@ class Node:
 
     # hot state in slots; rarely-set state (hooks, retain_grad, multi-output metadata) lives in
     # the instance dict only when set, with these class attributes as defaults
-    __slots__ = ("_edges", "_seq", "_saved", "_n_out", "__dict__", "__weakref__")
+    __slots__ = ("_edges", "_seq", "_saved", "__dict__", "__weakref__")
 
     _scalar_edges = 0  # leading argument positions shown in next_functions even when numbers
+    _n_out = 1         # outputs (set per node only for a multi-output op)
     _rare = False      # set once any rare state below is set: the engine's fast path skips it
     _hooks = None
     _prehooks = None
@@ -167,7 +168,6 @@ class Node:
         self._edges = ()
         self._seq = next(_seq)
         self._saved = None
-        self._n_out = 1
 
     def name(self) -> str:
         return type(self).__name__
@@ -215,7 +215,6 @@ class AccumulateGrad(Node):
         self._edges = ()
         self._seq = next(_acc_seq)
         self._saved = None
-        self._n_out = 1
         self.variable = variable
 
     @property
