@@ -792,3 +792,34 @@ def test_function_backward_reassigned_after_class_creation():
     assert ours == ([3.0, 3.0], [10.0, 10.0])
     torch = pytest.importorskip("torch")
     assert ours == _backward_reassigned(torch)
+
+
+def _saved_unpacked_in_inference_mode(lib):
+    seen = []
+
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            seen.append((x.is_inference(), y.is_inference(), g.is_inference()))
+            return g * 2
+
+    x = lib.ones(2, requires_grad=True)
+    out = Double.apply(x).sum()
+    with lib.inference_mode():
+        out.backward()
+    return seen, x.grad.tolist(), x.grad.is_inference()
+
+
+def test_saved_tensors_unpacked_in_inference_mode_stay_normal():
+    # the saved input and the saved result are normal tensors; what backward computes is not
+    ours = _saved_unpacked_in_inference_mode(tg)
+    assert ours == ([(False, False, True)], [2.0, 2.0], True)
+    torch = pytest.importorskip("torch")
+    assert ours == _saved_unpacked_in_inference_mode(torch)

@@ -210,7 +210,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 node = pop(heap)[1]
             ready = None
             grads = buffers.pop(node)
-            cls = node.__class__
+            cls = type(node)
             rare = node._rare
             if rare or cls is AccumulateGrad:
                 if node._tensor_prehooks is not None:

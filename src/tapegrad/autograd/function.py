@@ -532,8 +532,7 @@ def unpack_saved(node):
             t = _new(Tensor)
             t._data = arr
             t._vc = vc
-            if _state.inference:
-                t._extra = {"inference": True}
+            # (a saved result is a normal tensor, even unpacked in inference mode: as torch)
             if arr.dtype.kind == "f":
                 t.grad_fn = node
                 if e[4]:    # (a second attribute in the instance dict costs as much as the rest)
