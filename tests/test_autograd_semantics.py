@@ -181,16 +181,21 @@ def test_inference_mode():
             (w * t).sum().backward()
 
 
-def _inference_outputs(lib, enable_grad):
-    class Double(lib.autograd.Function):
+def _scaling(lib, k):
+    """A custom Function multiplying by ``k`` (its gradient too)."""
+    class Scale(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            return x * 2
+            return x * k
 
         @staticmethod
         def backward(ctx, g):
-            return g * 2
+            return g * k
+    return Scale
 
+
+def _inference_outputs(lib, enable_grad):
+    Double = _scaling(lib, 2)
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     with lib.inference_mode():
         with lib.enable_grad() if enable_grad else lib.inference_mode():
@@ -764,14 +769,7 @@ def test_view_of_a_base_written_by_a_recorded_op_is_recorded_like_torch():
 
 
 def _backward_reassigned(lib):
-    class Scale(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 3
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 3
+    Scale = _scaling(lib, 3)
 
     class Sub(Scale):
         pass
