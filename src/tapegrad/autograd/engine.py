@@ -223,7 +223,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if captures is not None and node in captures:
                 for nr, k, t in captures[node]:
                     captured[k] = grads[nr]
-                    if accumulate and cls is not AccumulateGrad and grads[nr] is not None:
+                    if accumulate and cls is not AccumulateGrad and grads[nr] is not None \
+                            and not _retained(node, nr, t):   # (staged above already)
                         staged.append((t, grads[nr]))
             if cls is AccumulateGrad:
                 if rare and node._prehooks is not None:
@@ -294,7 +295,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             g = None
     finally:
         set_state(*prev_mode)
-    if accumulate:
+    # the walk's last gradients: _commit may take a gradient nobody else holds as .grad (a
+    # reference count), so the loop's locals must not count
+    grads = buf = res = old = None
+    # (without accumulate, only retained gradients are staged: torch fills those in grad() too)
+    if staged:
         _commit(staged, create_graph, root_grads, acc_hooks)
     if not retain_graph:
         for node in ran:
@@ -313,13 +318,21 @@ def _run_tensor_prehooks(node, grads):
                 grads[nr] = r
 
 
-def _owned(g, seen):
+def _retained(node, nr, t):
+    """Whether ``t`` is output ``nr`` of ``node`` and retains its gradient."""
+    ref = node._retain.get(nr) if node._retain is not None else None
+    return ref is not None and ref() is t
+
+
+def _owned(g, seen, holders):
     """Whether gradient ``g``'s array may become a leaf's ``.grad`` as is (torch steals a
     gradient nobody else holds). Not when it was already taken this backward or is the user's
     `gradient` (a pass-through node hands one tensor to two inputs), not when it is read-only
-    (broadcast), and not when it, or the array it views, is referenced from anywhere else."""
+    (broadcast), and not when the tensor (a hook may have kept it), its array or the array that
+    views are referenced from anywhere else: ``holders`` is the number of references to ``g``
+    the caller accounts for (including this parameter and getrefcount's argument)."""
     arr = g._data
-    if id(arr) in seen or not arr.flags.writeable:
+    if id(arr) in seen or not arr.flags.writeable or sys.getrefcount(g) > holders:
         return False
     # references to arr: g's slot, the local, getrefcount's argument
     if sys.getrefcount(arr) > 3:
@@ -336,6 +349,18 @@ def _owned(g, seen):
     return base.base is None and sys.getrefcount(base) <= allowed
 
 
+def _graph_copy(g):
+    """A copy of ``g`` recorded as torch's CopyBackwards (with grad mode on, as during a backward
+    with create_graph=True)."""
+    out = _make(np.empty(g._data.shape, g._data.dtype))
+    prev = (_state.grad_enabled, _state.inference)
+    set_state(True, prev[1])
+    try:
+        return out.copy_(g)
+    finally:
+        set_state(*prev)
+
+
 def _commit(staged, create_graph, root_grads, acc_hooks):
     """Write the staged gradients into ``.grad``, then run post-accumulate hooks, then the hooks
     registered on AccumulateGrad nodes (``hook((), (grad,))``, as torch calls them). If a hook
@@ -347,13 +372,20 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             and t._extra.get("post_acc_hooks")]
     hooked = bool(post or acc_hooks)
     before = [(t, t._grad) for t, _ in staged] if hooked else None
+    # how many staged entries hold each gradient: those references are ours
+    entries = {}
+    for _, g in staged:
+        entries[id(g)] = entries.get(id(g), 0) + 1
     for t, g in staged:
         if t._grad is None:
             if create_graph:
-                t._grad = g
+                # torch: a copy (CopyBackwards when g is part of a graph), never g itself, which
+                # another input's .grad or the user's gradient may be
+                t._grad = _graph_copy(g)
             else:
                 # ask before taking a local reference to the array: _owned counts references
-                arr = g._data if _owned(g, seen) else g._data.copy()
+                # (to g: the staged entries, this loop's variable, the parameter, getrefcount's)
+                arr = g._data if _owned(g, seen, entries[id(g)] + 3) else g._data.copy()
                 seen.add(id(arr))
                 t._grad = _make(arr)
         elif create_graph or hooked:

@@ -1,0 +1,96 @@
+"""Gradient bookkeeping at the end of a backward, checked against torch: retained gradients with
+``inputs=`` and in ``autograd.grad``, what ``create_graph=True`` stores in ``.grad``, and a
+gradient a hook kept."""
+import warnings
+
+import pytest
+
+import tapegrad as tg
+
+
+def _libs():
+    torch = pytest.importorskip("torch")
+    return (tg, torch)
+
+
+def _retained(lib):
+    x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    s = (y * y).sum()
+    out = []
+    for wrt in (x, y):
+        g, = lib.autograd.grad(s, wrt, retain_graph=True)
+        out.append((g.tolist(), y.grad.tolist()))   # grad() fills a retained .grad too
+        y.grad = None
+    s.backward(inputs=[y], retain_graph=True)        # retained and an input: counted once
+    out.append((y.grad.tolist(), x.grad))
+    y.grad = None
+    s.backward(inputs=[x], retain_graph=True)
+    out.append((y.grad.tolist(), x.grad.tolist()))
+    s.backward()
+    out.append((y.grad.tolist(), x.grad.tolist()))
+    return out
+
+
+def test_retained_gradient_counted_once_and_filled_by_grad():
+    ours = _retained(tg)
+    assert ours[2] == ([2.0, -4.0, 8.0], None)
+    assert ours[0] == ([4.0, -8.0, 16.0], [2.0, -4.0, 8.0])
+    torch = pytest.importorskip("torch")
+    assert ours == _retained(torch)
+
+
+def _create_graph_grads(lib):
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")    # torch's reference-cycle warning
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        for _ in range(2):
+            (x * w).sum().backward(create_graph=True)
+            out.append((x.grad.tolist(), type(x.grad.grad_fn).__name__, w.grad.tolist()))
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        (a + b).backward(lib.ones(2), create_graph=True)
+        out.append((a.grad is b.grad, a.grad.grad_fn is None))
+        with lib.no_grad():
+            a.grad.add_(10)           # a copy: b.grad stays
+        out.append((a.grad.tolist(), b.grad.tolist()))
+        g = lib.tensor([5.0, 6.0])
+        c = lib.tensor([1.0, 2.0], requires_grad=True)
+        c.view(2).backward(g, create_graph=True)
+        with lib.no_grad():
+            c.grad.mul_(0)            # not the user's gradient
+        out.append((c.grad is g, g.tolist()))
+        d = lib.tensor([1.0, 2.0], requires_grad=True)
+        (d + w).sum().backward(create_graph=True)
+        with lib.no_grad():
+            d.grad.zero_()            # writable, though the gradient was a broadcast one
+        out.append(d.grad.tolist())
+    return out
+
+
+def test_create_graph_stores_a_copy_in_grad():
+    ours = _create_graph_grads(tg)
+    assert ours[0] == ([3.0, 4.0], "CopyBackwards", [1.0, 2.0])
+    assert ours[1][1] == "AddBackward0"
+    assert ours[2] == (False, True)
+    torch = pytest.importorskip("torch")
+    assert ours == _create_graph_grads(torch)
+
+
+def _hook_keeps_gradient(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(seen.append)
+    (x * 3).sum().backward()
+    (x * 3).sum().backward()
+    return seen[0].tolist(), seen[1].tolist(), x.grad.tolist()
+
+
+def test_gradient_kept_by_a_hook_is_not_changed_by_the_next_backward():
+    ours = _hook_keeps_gradient(tg)
+    assert ours == ([3.0, 3.0], [3.0, 3.0], [6.0, 6.0])
+    torch = pytest.importorskip("torch")
+    assert ours == _hook_keeps_gradient(torch)
