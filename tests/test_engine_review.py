@@ -94,3 +94,46 @@ def test_gradient_kept_by_a_hook_is_not_changed_by_the_next_backward():
     assert ours == ([3.0, 3.0], [3.0, 3.0], [6.0, 6.0])
     torch = pytest.importorskip("torch")
     assert ours == _hook_keeps_gradient(torch)
+
+
+def _non_differentiable_outputs(lib):
+    seen = []
+
+    class ThreeOut(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            i = x.argmax()
+            b = x * 3
+            ctx.mark_non_differentiable(i, b)
+            return x * 2, i, b, 7
+
+        @staticmethod
+        def backward(ctx, ga, gi, gb, g7):
+            seen.append((gi.tolist(), str(gi.dtype).split(".")[-1], gb.tolist(), g7))
+            return ga * 2
+
+    class Unmaterialized(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            i = x.argmax()
+            ctx.mark_non_differentiable(i)
+            return x * 2, i
+
+        @staticmethod
+        def backward(ctx, ga, gi):
+            seen.append(gi)
+            return ga * 2
+
+    for fn in (ThreeOut, Unmaterialized):
+        fn.apply(lib.tensor([1.0, 5.0, 3.0], requires_grad=True))[0].sum().backward()
+    return seen
+
+
+def test_custom_function_backward_gets_zeros_for_non_differentiable_outputs():
+    # zeros of each tensor output's shape and dtype (None for a non-tensor output), unless
+    # set_materialize_grads(False)
+    ours = _non_differentiable_outputs(tg)
+    assert ours == [(0, "int64", [0.0, 0.0, 0.0], None), None]
+    torch = pytest.importorskip("torch")
+    assert ours == _non_differentiable_outputs(torch)

@@ -165,7 +165,7 @@ class Function:
                     not any(o is d for d in dirty):
                 o = _make(o._data, vc=o._vc)
             results.append(o)
-        record(ctx, args, args, results)
+        record(ctx, args, args, results, user=True)
         return results[0] if single else tuple(results)
 
 
@@ -388,8 +388,9 @@ def make_edges(args):
     return edges
 
 
-def record(node, args, fwd_inputs, outputs):
-    """Attach ``node`` (its edges already made) to the graph: saved tensors, grad_fn on outputs."""
+def record(node, args, fwd_inputs, outputs, user=False):
+    """Attach ``node`` (its edges already made) to the graph: saved tensors, grad_fn on outputs.
+    ``user``: the node of a custom Function (see _record_outputs)."""
     sp = node._special
     if len(outputs) == 1 and sp is None:
         o = outputs[0]
@@ -397,19 +398,23 @@ def record(node, args, fwd_inputs, outputs):
             o.grad_fn = node
             o._requires_grad = True
     else:
-        _record_outputs(node, outputs, sp or {})
+        _record_outputs(node, outputs, sp or {}, user)
     if type(node._saved) is tuple:
         node._saved = _pack(node, node._saved, args, fwd_inputs, outputs)
 
 
-def _record_outputs(node, outputs, sp):
+def _record_outputs(node, outputs, sp, user=False):
+    """grad_fn on the differentiable outputs, and each tensor output's shape and dtype
+    (``_out_meta``), from which backward makes zeros for an output that got no gradient. A custom
+    Function's backward gets zeros for its non-differentiable outputs too (as torch, unless
+    ``ctx.set_materialize_grads(False)``); a built-in op's gets None for them."""
     non_diff = sp.get("non_diff", ())
     dirty = sp.get("dirty", ())
     meta = []
     for n, o in enumerate(outputs):
         if not isinstance(o, Tensor) or o._data.dtype.kind != "f" or \
                 any(o is d or o._data is d for d in non_diff):
-            meta.append(None)
+            meta.append((o._data.shape, o._data.dtype) if user and isinstance(o, Tensor) else None)
             continue
         if any(o is d for d in dirty):
             # torch bumps a dirtied input once more when the Function returns it
