@@ -137,3 +137,59 @@ def test_custom_function_backward_gets_zeros_for_non_differentiable_outputs():
     assert ours == [(0, "int64", [0.0, 0.0, 0.0], None), None]
     torch = pytest.importorskip("torch")
     assert ours == _non_differentiable_outputs(torch)
+
+
+def _gradient_arguments(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    out = []
+    for g in (lib.tensor([3, 1]), lib.tensor([True, False]), lib.tensor([1.0, 2.0], dtype=lib.float64),
+              [1.0, 1.0], (1.0, 1.0), 1.0):
+        x.grad = None
+        try:
+            x.tanh().backward(g)
+        except Exception as e:   # noqa: BLE001 (the type is what is compared)
+            out.append(type(e).__name__)
+            continue
+        out.append(([round(v, 4) for v in x.grad.tolist()], str(x.grad.dtype).split(".")[-1]))
+    out.append([round(v, 4) for v in lib.autograd.grad(x.tanh(), x, lib.tensor([3, 1]))[0].tolist()])
+    try:
+        lib.autograd.grad(x.tanh(), x, [1.0, 1.0])
+    except TypeError:
+        out.append("TypeError")
+    return out
+
+
+def test_gradient_argument_types():
+    # an integer or bool gradient is cast to the output's dtype; a non-tensor is a TypeError
+    ours = _gradient_arguments(tg)
+    assert ours[3:6] == ["TypeError"] * 3 and ours[-1] == "TypeError"
+    assert ours[0] == ([1.2599, 0.0707], "float32")
+    torch = pytest.importorskip("torch")
+    assert ours == _gradient_arguments(torch)
+
+
+def _function_returning_its_input(lib):
+    class Id(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with lib.no_grad():
+        y = Id.apply(x)
+    z = Id.apply(lib.tensor([1.0, 2.0]))
+    w = Id.apply(x)
+    y.add_(1)     # an alias: writes through to x and bumps the shared version
+    return (y is x, y.requires_grad, z.requires_grad, w is x, w.requires_grad, x.tolist(),
+            x._version == y._version == 1)
+
+
+def test_custom_function_returning_its_input_gives_an_alias():
+    ours = _function_returning_its_input(tg)
+    assert ours == (False, False, False, False, True, [2.0, 3.0], True)
+    torch = pytest.importorskip("torch")
+    assert ours == _function_returning_its_input(torch)

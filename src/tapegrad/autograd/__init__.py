@@ -27,6 +27,11 @@ def _make_grads(outputs, grad_outputs, create_graph, api):
     from .._tensor import Tensor, _make
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
+    for i, g in enumerate(grad_outputs):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__} ({api}: gradient {i} must be a tensor of its "
+                            f"output's shape, e.g. tapegrad.ones_like(output))")
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{api}: got {len(grad_outputs)} gradients for {len(outputs)} outputs; "
                            "pass one gradient (or None for a scalar output) per output")
@@ -50,18 +55,12 @@ def _make_grads(outputs, grad_outputs, create_graph, api):
                     f"vector-Jacobian product).")
             g = _make(np.ones(out._data.shape, out._data.dtype))
         else:
-            if not isinstance(g, Tensor):
-                from .. import tensor as _tensor_fn
-                g = _tensor_fn(g, dtype=out.dtype)
             if g._data.shape != out._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g._data.shape)} and "
                     f"output[{i}] has a shape of {tuple(out._data.shape)} ({api}: the gradient must "
                     f"have exactly the output's shape)")
-            if g._data.dtype.kind != out._data.dtype.kind:
-                raise RuntimeError(
-                    f"For complex/floating outputs the gradient must be floating as well: "
-                    f"grad_output[{i}] is {g.dtype}, output[{i}] is {out.dtype}")
+            # (torch casts an integer or bool gradient to the output's dtype too)
             if g._data.dtype != out._data.dtype:
                 g = g.to(out.dtype)
             if not create_graph:

@@ -154,6 +154,9 @@ class Function:
         single = not isinstance(out, tuple)
         outs = [(_make(o) if isinstance(o, np.ndarray) else o) for o in ((out,) if single else out)]
         if not with_grad:
+            # an input returned as-is comes back as a new tensor sharing its data and version
+            # counter, which does not require grad (as torch)
+            outs = [_alias(o) if any(o is a for a in args) else o for o in outs]
             return outs[0] if single else tuple(outs)
         sp = ctx._special or {}
         dirty = sp.get("dirty", ())
@@ -163,10 +166,17 @@ class Function:
             # marked dirty, in which case it is rebased onto this node in place
             if isinstance(o, Tensor) and any(o is a for a in args) and \
                     not any(o is d for d in dirty):
-                o = _make(o._data, vc=o._vc)
+                o = _alias(o)
             results.append(o)
         record(ctx, args, args, results, user=True)
         return results[0] if single else tuple(results)
+
+
+def _alias(t):
+    """A new tensor sharing ``t``'s data and version counter (created if ``t`` had none yet)."""
+    if t._vc is None:
+        t._vc = VersionCounter()
+    return _make(t._data, vc=t._vc)
 
 
 class ArrayFunction(Function):
