@@ -193,3 +193,37 @@ def test_custom_function_returning_its_input_gives_an_alias():
     assert ours == (False, False, False, False, True, [2.0, 3.0], True)
     torch = pytest.importorskip("torch")
     assert ours == _function_returning_its_input(torch)
+
+
+def _custom_function_saving_nothing(lib):
+    out = []
+    for reads in (True, False):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g, reads=reads):
+                if reads:
+                    ctx.saved_tensors   # noqa: B018 (the access is what is tested)
+                return g * 2
+
+        y = Double.apply(lib.tensor([1.0, 2.0], requires_grad=True))
+        y.sum().backward()
+        for again in (lambda: y.sum().backward(), lambda: y.grad_fn.saved_tensors):
+            try:
+                again()
+                out.append("ok")
+            except RuntimeError:
+                out.append("RuntimeError")
+    return out
+
+
+def test_custom_function_saving_nothing_is_freed_too():
+    # a second backward fails only where backward reads saved_tensors; reading them after the
+    # free fails either way
+    ours = _custom_function_saving_nothing(tg)
+    assert ours == ["RuntimeError", "RuntimeError", "ok", "RuntimeError"]
+    torch = pytest.importorskip("torch")
+    assert ours == _custom_function_saving_nothing(torch)

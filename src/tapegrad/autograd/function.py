@@ -141,6 +141,8 @@ class Function:
         ctx = cls._backward_cls() if with_grad else BackwardNode()
         if with_grad:
             ctx._edges = make_edges(args)   # needs_input_grad is readable inside forward
+            # saved nothing yet: still freed by a backward, as torch (then saved_tensors raises)
+            ctx._saved = ()
         prev = (_state.grad_enabled, _state.inference)
         set_state(False, prev[1])
         try:
