@@ -54,14 +54,23 @@ class Tensor:
     def data(self):
         """A tensor sharing this one's storage that is not recorded and does not require grad.
         Changes made through it are invisible to autograd (no version bump), as in torch; prefer
-        ``detach()`` (which shares the version counter) unless you need exactly that."""
-        return _make(self._data)
+        ``detach()`` (which shares the version counter) unless you need exactly that.
+
+        As in torch, it is an inference tensor exactly when this one is (made inside
+        ``inference_mode()`` or not); see :meth:`detach`."""
+        return _detached(self, None)
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
         self._data = value._data
+        vex = value._extra
+        if vex is not None and vex.get("inference") and not self.is_inference():
+            # torch: the tensor becomes an inference tensor, keeping its own version counter
+            ex = self._extra_dict()
+            ex["inference"] = True
+            ex["inference_vc"] = True
 
     # ---- metadata -------------------------------------------------------------------------
     @property
@@ -128,11 +137,22 @@ class Tensor:
 
     @property
     def _version(self):
+        """How many times this tensor's storage was modified in place. RuntimeError for an
+        inference tensor, which has no version counter (as torch), except one made by
+        ``detach()`` or ``.data`` outside ``inference_mode()``."""
+        ex = self._extra
+        if ex is not None and ex.get("inference") and not ex.get("inference_vc"):
+            raise RuntimeError(
+                "Inference tensors do not track version counter. (This tensor of shape "
+                f"{list(self._data.shape)} was made under tapegrad.inference_mode(), or is a view "
+                "of such a tensor; use .clone() outside inference_mode() for a tensor that "
+                "tracks its version.)")
         vc = self._vc
         return vc.v if vc is not None else 0
 
     def is_inference(self):
-        """True for a tensor created under ``inference_mode()`` (a method, as in torch)."""
+        """True for an inference tensor (a method, as in torch): one created under
+        ``inference_mode()``, or a view, ``detach()`` or ``.data`` of one (made anywhere)."""
         return self._extra is not None and self._extra.get("inference", False)
 
     # ---- conversion ----------------------------------------------------------------------
@@ -253,12 +273,21 @@ class Tensor:
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place on a leaf; returns self.
 
-        Raises RuntimeError for an integer/bool tensor (only floating tensors can require grad) and
-        for ``requires_grad_(False)`` on a non-leaf (detach() it instead)."""
+        Raises RuntimeError for an integer/bool tensor (only floating tensors can require grad),
+        for ``requires_grad_(False)`` on a non-leaf (detach() it instead), and for
+        ``requires_grad_(True)`` on an inference tensor outside ``inference_mode()`` (as torch)."""
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
                                f"gradients (this one is {self.dtype}); convert it first, e.g. "
                                f"x.float()")
+        if requires_grad and self._extra is not None and self._extra.get("inference") and \
+                not _grad_state.inference:
+            raise RuntimeError(
+                f"Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                f"allowed. (This tensor of shape {list(self._data.shape)} was made under "
+                f"tapegrad.inference_mode(), or is a view, detach() or .data of such a tensor; use "
+                f"x.clone().requires_grad_() outside inference_mode() for a leaf that requires "
+                f"grad.)")
         if not requires_grad and self.grad_fn is not None:
             raise RuntimeError(
                 f"you can only change requires_grad flags of leaf variables. If you want to use a "
@@ -384,18 +413,46 @@ class Tensor:
             self._acc = weakref.ref(acc)
         return acc
 
+    def _view_creation(self):
+        """How this view was made, as torch's CreationMeta that forbids writing it in place with
+        grad mode on: None (normal), "no_grad mode", "inference mode" (made while nothing was
+        recorded, or a view of such a view), or "multi" (an output of split, chunk or unbind, or
+        a view of one). Read from ``_extra``: ``no_grad_view`` (made in that mode from a base
+        that requires grad), ``untracked_view`` (from one that does not), ``view_meta_inherited``
+        (that mode came from the base, the view itself was made in grad mode) and
+        ``multi_output_view`` (set by split, chunk and unbind). As torch, an output of those
+        made in grad mode is "multi" even if its base was made in no_grad mode; made in no_grad
+        or inference mode it keeps that mode, and inference mode is never overridden."""
+        ex = self._extra
+        if ex is None:
+            return None
+        mode = ex.get("no_grad_view") or ex.get("untracked_view")
+        if ex.get("multi_output_view") and (
+                not mode or (ex.get("view_meta_inherited") and mode != "inference mode")):
+            return "multi"
+        return mode
+
     def _extra_dict(self):
         if self._extra is None:
             self._extra = {}
         return self._extra
 
     def detach(self):
-        """A tensor sharing this one's data and version counter, cut from the graph."""
-        from .autograd.graph import VersionCounter
+        """A tensor sharing this one's data and version counter, cut from the graph.
+
+        As in torch, the result is an inference tensor exactly when this one is, whatever the
+        mode it is called in: ``detach()`` of a normal tensor inside ``inference_mode()`` is a
+        normal tensor (it can be saved for a later backward). The detached copy of an inference
+        tensor made outside ``inference_mode()`` has a version counter of its own (it may be
+        modified in place there); one made inside has none, as any inference tensor."""
+        ex = self._extra
+        if ex is not None and ex.get("inference"):
+            return _detached(self, None)
         vc = self._vc
         if vc is None:
+            from .autograd.graph import VersionCounter
             vc = self._vc = VersionCounter()
-        return _make(self._data, vc=vc)
+        return _detached(self, vc)
 
     def detach_(self):
         """Cut this tensor from the graph in place (it becomes a leaf that does not require grad)."""
@@ -417,6 +474,23 @@ class Tensor:
         require grad, when ``gradient`` is missing for a non-scalar, or when the graph was freed."""
         from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _detached(src, vc):
+    """A tensor on ``src``'s data, cut from the graph (detach() and .data): an inference tensor
+    exactly when ``src`` is one, in or out of inference mode; made outside inference mode it has
+    a version counter (torch gives detach() and .data of an inference tensor one there)."""
+    t = _new(Tensor)
+    t._data = src._data
+    t._requires_grad = False
+    t.grad_fn = None
+    if vc is not None:
+        t._vc = vc
+    ex = src._extra
+    if ex is not None and ex.get("inference"):
+        t._extra = {"inference": True} if _grad_state.inference else \
+            {"inference": True, "inference_vc": True}
+    return t
 
 
 def _init(t, arr):

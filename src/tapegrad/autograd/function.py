@@ -303,14 +303,16 @@ _asarray = np.asarray
 _next_seq = _seq_counter.__next__
 
 
+def short_node_name(name):
+    """A node's name without its 'Backward<n>' suffix, as torch's messages print it: 'Split' for
+    SplitBackward0 (a name without that suffix, such as CopySlices, is kept)."""
+    head, sep, tail = name.rpartition("Backward")
+    return head if sep and head and (not tail or tail.isdigit()) else name
+
+
 def op_name(cls):
     """The user-facing name of a Function: 'mul' for MulBackward0."""
-    name = cls._backward_cls.__name__
-    for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return name.lower()
+    return short_node_name(cls._backward_cls.__name__).lower()
 
 
 def forward_error(cls, args, err):
@@ -339,19 +341,45 @@ def _share_version(view, cls, args):
 
 
 def _untracked_view(view, base):
-    """torch's rules for a view made while nothing is recorded. A view of a normal tensor is a
-    normal tensor, even in inference mode. If the base requires grad, so does the view: a leaf
-    without history that receives no gradient and may not be modified in place once grad mode is
-    back (``no_grad_view`` names the mode it was made in, for that error)."""
-    if not _state.inference:
-        if base._requires_grad:
-            view._requires_grad = True
-            view._extra = {"no_grad_view": "no_grad mode"}
-    elif base._extra is None or not base._extra.get("inference"):
+    """torch's rules for a view made while nothing is recorded (``view._base`` is already its
+    root base).
+
+    * A view of an inference tensor is an inference tensor, made in any mode, and never
+      requires grad.
+    * Otherwise it is a normal tensor, even in inference mode. Made in no_grad or inference mode,
+      it requires grad exactly when its ROOT base does (a leaf that is itself a view of a
+      tensor not requiring grad does not count); it is then a leaf without history that receives
+      no gradient (``no_grad_view`` names the mode), else ``untracked_view`` names it. Either
+      way (float views only, as torch) it may not be modified in place with grad mode on by an
+      op that requires grad; a view of an inference-mode view keeps "inference mode".
+    * Made with grad mode on (of a base that does not require grad, so nothing recorded), it
+      inherits its base's creation mode (``view_meta_inherited``: a split of it in grad mode is
+      then a multi-output view) or its base's multi-output mark (split, chunk, unbind)."""
+    ex = base._extra
+    if ex is not None and ex.get("inference"):
+        view._extra = {"inference": True}
+        return
+    if _state.inference:
+        mode = "inference mode"
+    elif _state.grad_enabled:
+        if ex is not None:
+            meta = base._view_creation()
+            if meta == "multi":
+                view._extra = {"multi_output_view": ex["multi_output_view"]}
+            elif meta:
+                view._extra = {"untracked_view": meta, "view_meta_inherited": True}
+        return
+    else:
+        mode = "no_grad mode"
+        if ex is not None and base._view_creation() == "inference mode":
+            mode = "inference mode"
+    if view._base._requires_grad:
+        view._requires_grad = True
+        view._extra = {"no_grad_view": mode}
+    elif view._data.dtype.kind == "f":
+        view._extra = {"untracked_view": mode}
+    else:
         view._extra = None
-        if base._requires_grad:
-            view._requires_grad = True
-            view._extra = {"no_grad_view": "inference mode"}
 
 
 def refresh_view(view):

@@ -16,9 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import NULL_CTX, ArrayFunction, forward_error, refresh_if_stale, refresh_view
+from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, refresh_if_stale,
+                                  refresh_view)
+from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import VersionCounter, user_frame
+from ..autograd.graph import AccumulateGrad, VersionCounter, user_frame
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, check_operand
@@ -29,21 +31,16 @@ def _name(x):
     return f"a tensor of shape {list(x._data.shape)} and dtype {x.dtype}"
 
 
-def check_writable(x, opname):
-    """Raise before anything changes: leaf/view-of-leaf rules (with grad mode on) and storage that
-    cannot be written (an expanded tensor)."""
+def check_writable(x, opname, operands=()):
+    """Raise before anything changes: torch's view rules and leaf/view-of-leaf rules (with grad
+    mode on) and storage that cannot be written (an expanded tensor). ``operands``: the op's
+    other arguments (a view made in no_grad / inference mode, or output by split, chunk or
+    unbind, may be written with grad mode on unless the view or one of them requires grad)."""
     if _state.grad_enabled:
-        made_in = x._extra.get("no_grad_view") if x._extra is not None else None
-        if made_in:
-            inference = made_in == "inference mode"
-            raise RuntimeError(
-                f"A view was created in {made_in} and is being modified inplace "
-                f"{'in normal mode' if inference else 'with grad mode enabled'}. Given that this "
-                f"use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-                f"code by moving both the view and the inplace either both inside the "
-                f"{'inference_mode' if inference else 'no_grad'} block (if you don't want the "
-                f"inplace to be tracked) or both outside (if you want the inplace to be tracked). "
-                f"({opname} on {_name(x)})")
+        if x._base is not None or x._extra is not None:
+            meta = _view_creation(x)
+            if meta and x._data.dtype.kind == "f" and _requires_grad(x, operands):
+                raise RuntimeError(_view_creation_message(x, meta, opname))
         if x.grad_fn is None and x._requires_grad:
             raise RuntimeError(
                 f"a leaf Variable that requires grad is being used in an in-place operation. "
@@ -63,11 +60,104 @@ def check_writable(x, opname):
             f"({opname} on {_name(x)}, which is an expanded view or otherwise read-only.)")
 
 
+def _view_creation(x):
+    """x's creation mode (see Tensor._view_creation). A view taken with recording inherits its
+    base's, as in torch, but carries no mark of its own: a view of an output of split / chunk /
+    unbind has that output's step in its view chain (the step's class has
+    ``multi_output_view``), and a view of a view made in no_grad / inference mode (which requires
+    grad and has no history) reaches that view's AccumulateGrad through view nodes only."""
+    meta = x._view_creation() if x._extra is not None else None
+    if meta is None and x._base is not None:
+        for step in x._view_chain:
+            if getattr(step[0], "multi_output_view", False):
+                return "multi"
+        fn = x.grad_fn
+        while fn is not None:
+            if type(fn) is AccumulateGrad:
+                ex = fn.variable._extra
+                return ex.get("no_grad_view") if ex is not None else None
+            cls = getattr(fn, "_forward_cls", None)
+            if cls is None or not cls._view:
+                break
+            e = fn._edges[0]
+            fn = e[0] if e is not None else None
+    return meta
+
+
+def _requires_grad(x, operands):
+    """Whether an in-place op on view ``x`` with these operands needs grad (torch's
+    compute_requires_grad): x (or its base) or any tensor operand requires grad."""
+    if x._requires_grad:
+        return True
+    b = x._base
+    if b is not None and b._requires_grad:
+        return True
+    return any(isinstance(a, Tensor) and a._requires_grad for a in operands)
+
+
+_MULTI_OUTPUT = (" This view is the output of a function that returns multiple views. Such "
+                 "functions do not allow the output views to be modified inplace. You should "
+                 "replace the inplace operation by an out-of-place one.")
+
+
+def _view_creation_message(x, meta, opname):
+    """torch's error for an in-place op on a view that may not be written with grad mode on:
+    made in no_grad / inference mode (``meta`` is the mode), or output by a function returning
+    several views (``meta`` is "multi")."""
+    fn = x.grad_fn
+    if meta == "multi":
+        ex = x._extra
+        if fn is None:
+            head = ("A view was created in no_grad mode and is being modified inplace with grad "
+                    "mode enabled.")
+        elif ex is not None and "multi_output_index" in ex:
+            head = (f"Output {ex['multi_output_index']} of {_short(ex['multi_output_view'])} is a "
+                    f"view and is being modified inplace.")
+        else:
+            head = f"Output {x._output_nr} of {_short(fn.name())} is a view and is being " \
+                   f"modified inplace."
+        return (f"{head}{_MULTI_OUTPUT} ({opname} on {_name(x)}, an output of split(), chunk() "
+                f"or unbind() or a view of one: use the out-of-place op, or .clone() the output "
+                f"first.)")
+    inference = meta == "inference mode"
+    where = (f"Output {x._output_nr} of {_short(fn.name())} is a view of a view which was"
+             if fn is not None else "A view was")
+    return (
+        f"{where} created in {meta} and is being modified inplace "
+        f"{'in normal mode' if inference else 'with grad mode enabled'}. Given that this "
+        f"use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+        f"code by moving both the view and the inplace either both inside the "
+        f"{'inference_mode' if inference else 'no_grad'} block (if you don't want the "
+        f"inplace to be tracked) or both outside (if you want the inplace to be tracked). "
+        f"({opname} on {_name(x)})")
+
+
+def _inference_locked(x):
+    """An inference tensor without a version counter, outside inference mode: torch refuses to
+    write it in place (its version cannot be bumped)."""
+    ex = x._extra
+    return ex is not None and ex.get("inference") and not ex.get("inference_vc") and \
+        not _state.inference
+
+
+def _inference_error(x, opname):
+    return RuntimeError(
+        f"Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+        f"clone to get a normal tensor before doing inplace update.See "
+        f"https://github.com/pytorch/rfcs/pull/17 for more details. ({opname} on {_name(x)}, "
+        f"made under tapegrad.inference_mode() or a view of such a tensor: write a .clone() of "
+        f"it, or do the update inside inference_mode().)")
+
+
 def bump(x):
-    """Record one in-place change of x's storage (shared with its views and detach())."""
+    """Record one in-place change of x's storage (shared with its views and detach()). As torch,
+    inside inference mode an inference tensor's version is left alone (only the detach() or
+    .data of one, made outside inference mode, has one to read)."""
     vc = x._vc
     if vc is None:
         vc = x._vc = VersionCounter()
+    if x._extra is not None and _state.inference and x._extra.get("inference"):
+        return vc
     vc.v += 1
     vc.where = user_frame()
     return vc
@@ -133,7 +223,7 @@ def _check_overlap(x, args, opname, allow_full=True):
 
 def inplace(x, F, args, opname):
     """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
-    check_writable(x, opname)
+    check_writable(x, opname, args)
     _check_overlap(x, args, opname)
     refresh_if_stale(x)   # x's base may have changed since x's history was recorded
     recording = _state.grad_enabled and (
@@ -145,12 +235,16 @@ def inplace(x, F, args, opname):
         except ValueError as e:
             raise forward_error(F, (x, *args), e) from None
         _check_result(r, x, opname)
+        if x._extra is not None and _inference_locked(x):
+            raise _inference_error(x, opname)
         np.copyto(x._data, r, casting="unsafe")
         bump(x)
         return x
     old = _alias(x)
     r = F.apply(old, *args)
     _check_result(r._data, x, opname)
+    if x._extra is not None and _inference_locked(x):
+        raise _inference_error(x, opname)
     _write_and_rebase(x, old, r)
     return x
 
@@ -408,12 +502,15 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError(f"copy_: the size of src {list(src._data.shape)} must be broadcastable "
                            f"to self's size {list(self._data.shape)}") from None
     if self._data.dtype.kind != "f" and src._requires_grad and _state.grad_enabled:
-        return _plain_write(self, src._data)
+        return _plain_write(self, src)
     return inplace(self, Copy, (src,), "copy_")
 
 
-def _plain_write(x, arr):
-    check_writable(x, "copy_")
+def _plain_write(x, src):
+    check_writable(x, "copy_", (src,))
+    if _inference_locked(x):
+        raise _inference_error(x, "copy_")
+    arr = src._data
     np.copyto(x._data, np.broadcast_to(arr, x._data.shape), casting="unsafe")
     bump(x)
     return x
@@ -495,9 +592,13 @@ def setitem(self, index, value):
     recording = _state.grad_enabled and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
-        check_writable(self, "__setitem__")
+        check_writable(self, "__setitem__", (value,))
         v = value._data if isinstance(value, Tensor) else value
         try:
+            if self._extra is not None and _inference_locked(self):
+                # (torch's shape error comes first: try the write on a copy of the region)
+                np.array(self._data[idx])[...] = v
+                raise _inference_error(self, "__setitem__")
             self._data[idx] = v
         except ValueError:
             target = self._data[idx].shape
@@ -513,6 +614,8 @@ def setitem(self, index, value):
         target = self
     elif basic:
         target = self[index]
+        if self._extra is not None or self._base is not None:
+            _view_creation_to_target(self, target, value)
     if basic:
         view = target
         if isinstance(value, Tensor):
@@ -520,12 +623,31 @@ def setitem(self, index, value):
         else:
             fill_(view, value)
         return
-    check_writable(self, "__setitem__")
+    check_writable(self, "__setitem__", (value,))
     if not isinstance(value, Tensor):
         value = _make(np.asarray(value, dtype=self._data.dtype))
     old = _alias(self)
     r = IndexPut.apply(old, value, idx)
+    if self._extra is not None and _inference_locked(self):
+        raise _inference_error(self, "__setitem__")
     _write_and_rebase(self, old, r)
+
+
+def _view_creation_to_target(self, target, value):
+    """``self[index] = value`` writes through the view ``target = self[index]``: as in torch,
+    that view keeps the way ``self`` was created (in no_grad / inference mode, or by split, chunk
+    or unbind), so writing it raises the same kind of error, naming the view. An index covering
+    all of self writes self itself (torch indexes nothing then)."""
+    meta = _view_creation(self)
+    if not meta:
+        return
+    a, b = target._data, self._data
+    if a.shape == b.shape and a.strides == b.strides and \
+            a.__array_interface__["data"][0] == b.__array_interface__["data"][0]:
+        check_writable(self, "__setitem__", (value,))
+    elif target._extra is None and meta != "multi":
+        # (a view of a multi-output view is found by its view chain)
+        target._extra = {"untracked_view": meta}
 
 
 Tensor.__setitem__ = setitem

@@ -1,6 +1,8 @@
-"""Shape ops: views (reshape, transpose, permute, squeeze, unsqueeze, expand), cat, stack, clone.
+"""Shape ops: views (reshape, transpose, permute, squeeze, unsqueeze, expand), cat, stack, clone,
+split / chunk / unbind.
 
-A view's output shares its input's storage and version counter (``view=True``), as in torch.
+A view's output shares its input's storage and version counter (``view=True``), as in torch; the
+outputs of split / chunk / unbind are all views from one multi-output node (see ``_as_views``).
 Derivatives are the inverse shape op (derivatives.yaml: view -> reshape back, permute -> inverse
 permute, expand -> sum_to_size, cat -> slices, stack -> unbind).
 """
@@ -12,8 +14,10 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import ArrayFunction
-from ..autograd.graph import user_stacklevel
+from ..autograd.function import ArrayFunction, _untracked_view
+from ..autograd.function import short_node_name as _short
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import VersionCounter, user_stacklevel
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, dims
 
@@ -513,42 +517,275 @@ def stack(tensors, dim=0):
     return Stack.apply(*tensors, d)
 
 
-@op("unbind")
-def unbind(input, dim=0):
-    """Split into a tuple of slices along ``dim`` (each a SelectBackward0 view)."""
-    d = _wrap_dim(dim, input._data.ndim, "unbind")
-    idx = (slice(None),) * d
-    return tuple(input[idx + (i,)] for i in range(input._data.shape[d]))
+# ---- split / chunk / unbind: one multi-output view node ------------------------------------------
+class Split(ArrayFunction, name="SplitBackward0"):
+    """Pieces of sizes ``sizes`` along dim ``d``, each a slice of the input (made views of it by
+    :func:`_as_views`). derivatives.yaml split_backward: the pieces' gradients (zeros for those
+    that got none, materialized by the engine) concatenated along ``d`` (CatBackward0 under
+    create_graph, as torch)."""
+
+    @staticmethod
+    def forward(ctx, x, sizes, d):
+        ctx.d = d
+        pre = (slice(None),) * d
+        out = []
+        start = 0
+        for s in sizes:
+            out.append(x[pre + (slice(start, start + s),)])
+            start += s
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Cat.apply(*grads, ctx.d), None, None
 
 
-@op("split")
-def split(tensor, split_size_or_sections, dim=0):
-    """Split into chunks of ``split_size`` (last may be smaller) or of the given section sizes."""
-    d = _wrap_dim(dim, tensor._data.ndim, "split")
-    n = tensor._data.shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        s = int(split_size_or_sections)
-        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+class SplitWithSizes(Split, name="SplitWithSizesBackward0"):
+    """:class:`Split` with explicit section sizes (torch's split_with_sizes)."""
+
+
+class Unbind(ArrayFunction, name="UnbindBackward0"):
+    """The slices at each index of dim ``d`` (views of the input, see :func:`_as_views`).
+    derivatives.yaml unbind_backward: the gradients (zeros for those that got none) stacked along
+    ``d`` (StackBackward0 under create_graph, as torch)."""
+
+    @staticmethod
+    def forward(ctx, x, d):
+        ctx.d = d
+        pre = (slice(None),) * d
+        # (a trailing Ellipsis: NumPy gives a 0-d view, not a scalar copy)
+        return tuple(x[pre + (i, Ellipsis)] for i in range(x.shape[d]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return Stack.apply(*grads, ctx.d), None
+
+
+class MultiOutputView:
+    """One step of the ``_view_chain`` of an output of split / chunk / unbind (and so of every
+    view taken from one): ``(MultiOutputView, (index, output_nr, node_name))``.
+
+    ``forward(ctx, x, index, ...)`` is the output's slice of ``x``. ``apply`` is what re-derives a
+    view whose base was written in place since (``refresh_view``): torch cannot regenerate the
+    history of an output of a multi-output view node, and raises instead, naming the view's own
+    node, as here. ``multi_output_view`` marks the step for code that scans a view chain (an
+    in-place write through a view of such an output is refused by torch too)."""
+
+    multi_output_view = True
+
+    @staticmethod
+    def forward(ctx, x, index, output_nr, node_name, recorded):
+        return x[index]
+
+    @classmethod
+    def apply(cls, x, index, output_nr, node_name, recorded):
+        what = (f"Output {output_nr} of {_short(node_name)} is a view" if recorded else
+                "A view was created in no_grad mode")
+        raise RuntimeError(
+            f"{what} and its base or another view of its base has been modified inplace"
+            f"{'' if recorded else ' with grad mode enabled'}. This view is the output of a "
+            f"function that returns multiple views. Such functions do not allow the output views "
+            f"to be modified inplace. You should replace the inplace operation by an out-of-place "
+            f"one. (tapegrad: .clone() the outputs that must survive the in-place write.)")
+
+
+def _as_views(outs, input, node_name, index):
+    """Make the outputs of a split / unbind node views of ``input``: they share its storage and
+    version counter, ``_base`` is the root base, and each gets a ``_view_chain`` step
+    (:class:`MultiOutputView`) plus ``_extra`` {"multi_output_view": node_name,
+    "multi_output_index": i}, the mark an in-place write on them checks (torch refuses it). A
+    view made without recording follows torch's rules for that (``_untracked_view``)."""
+    vc = input._vc
+    if vc is None:
+        vc = input._vc = VersionCounter()
+    base = input._base
+    if base is None:
+        base, chain = input, ()
     else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
-    out, start = [], 0
-    idx = (slice(None),) * d
+        chain = input._view_chain
+    version = vc.v
+    untracked = not (_grad_state.record and input._requires_grad)
+    for i, t in enumerate(outs):
+        t._vc = vc
+        t._view_version = version
+        t._base = base
+        t._view_chain = chain + ((MultiOutputView, (index(i), i, node_name, not untracked)),)
+        if untracked:
+            _untracked_view(t, input)
+        ex = t._extra
+        if ex is None:
+            t._extra = {"multi_output_view": node_name, "multi_output_index": i}
+        else:
+            ex["multi_output_view"] = node_name
+            ex["multi_output_index"] = i
+    return outs
+
+
+def _dim_arg(dim, fn):
+    if isinstance(dim, Tensor) and dim._data.ndim == 0 and dim._data.dtype.kind in "iu":
+        return int(dim._data)
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return int(dim)
+
+
+def _split_sizes(sizes):
+    """torch's parsing of split_with_sizes' ``split_sizes``: a list or tuple of ints (0-d integer
+    tensors count as ints)."""
+    if not isinstance(sizes, (list, tuple)):
+        mod = type(sizes).__module__
+        name = type(sizes).__name__ if mod == "builtins" else f"{mod}.{type(sizes).__name__}"
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {name}")
+    out = []
+    for k, s in enumerate(sizes):
+        if isinstance(s, Tensor) and s._data.ndim == 0 and s._data.dtype.kind in "iu":
+            s = int(s._data)
+        elif isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be "
+                            f"tuple of ints, but found element of type {type(s).__name__} at pos "
+                            f"{k}")
+        out.append(int(s))
+    return out
+
+
+def _split_int(tensor, s, dim):
+    nd = tensor._data.ndim
+    if nd == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if s < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+    d = _wrap_dim(dim, nd, "split")
+    n = tensor._data.shape[d]
+    if s == 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {n}")
+    sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+    return _split_apply(tensor, Split, sizes, d)
+
+
+def _split_with_sizes(tensor, sizes, dim):
+    nd = tensor._data.ndim
+    if nd == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, nd, "split_with_sizes")
+    n = tensor._data.shape[d]
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={sizes}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
+    return _split_apply(tensor, SplitWithSizes, sizes, d)
+
+
+def _split_apply(tensor, F, sizes, d):
+    if not sizes:
+        return ()
+    outs = F.apply(tensor, tuple(sizes), d)
+    if type(outs) is not tuple:   # one piece: a single output
+        outs = (outs,)
+    starts = [0]
     for s in sizes:
-        out.append(tensor[idx + (slice(start, start + s),)])
-        start += s
-    return tuple(out)
+        starts.append(starts[-1] + s)
+    pre = (slice(None),) * d
+    return _as_views(outs, tensor, F._backward_cls.__name__,
+                     lambda i: pre + (slice(starts[i], starts[i + 1]),))
+
+
+def _split_size_arg(split_size):
+    if isinstance(split_size, Tensor) and split_size._data.size == 1 and \
+            split_size._data.dtype.kind in "iuf":
+        return int(split_size._data.reshape(()))
+    return split_size
+
+
+@op("split", method=False)
+def split(tensor, split_size_or_sections, dim=0):
+    """Split ``tensor`` along ``dim`` into pieces of ``split_size`` (an int: the last may be
+    smaller) or of the given section sizes (a list or tuple of ints).
+
+    Result: a tuple of views of ``tensor`` (shared storage and version counter), all outputs of
+    one node, as torch: SplitBackward0 for an int, SplitWithSizesBackward0 for sizes, with
+    ``output_nr`` 0..n-1. Its derivative concatenates the pieces' gradients (zeros for pieces
+    that got none) along ``dim``. The pieces may not be modified in place, and one whose base (or
+    a sibling) was modified in place since can no longer be used in a recorded op (RuntimeError,
+    as torch). A size-0 dim gives one empty piece (for an int) or the given empty pieces.
+
+    Raises:
+        RuntimeError: a 0-d tensor; a negative split size or section; split size 0 for a
+            non-empty dim; sections that do not sum to the dim's size; as torch.
+        IndexError: ``dim`` out of range.
+        TypeError: a split size that is neither an int nor a list / tuple of ints."""
+    s = _split_size_arg(split_size_or_sections)
+    dim = _dim_arg(dim, "split")
+    if isinstance(s, int) and not isinstance(s, bool):
+        return _split_int(tensor, s, dim)
+    return _split_with_sizes(tensor, _split_sizes(s), dim)
+
+
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
+_split_method.__doc__ = split.__doc__
+op("split", namespace=False)(_split_method)
 
 
 @op("chunk")
 def chunk(input, chunks, dim=0):
-    """Split into ``chunks`` nearly equal pieces along ``dim``."""
-    d = _wrap_dim(dim, input._data.ndim, "chunk")
+    """Split into ``chunks`` nearly equal pieces along ``dim``: pieces of ceil(size / chunks)
+    (so there may be fewer than ``chunks``, the last smaller), as ``split(input, that, dim)``
+    (SplitBackward0); for a size-0 dim, ``chunks`` empty pieces (SplitWithSizesBackward0), as
+    torch. Views of ``input``, see :func:`split`.
+
+    Raises:
+        RuntimeError: a 0-d input; ``chunks`` not positive.
+        IndexError: ``dim`` out of range.
+        TypeError: ``chunks`` or ``dim`` not an int."""
+    if isinstance(chunks, Tensor) and chunks._data.ndim == 0 and chunks._data.dtype.kind in "iu":
+        chunks = int(chunks._data)
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)):
+        raise TypeError(f"chunk(): argument 'chunks' (position 1) must be int, not "
+                        f"{type(chunks).__name__}")
+    chunks = int(chunks)
+    dim = _dim_arg(dim, "chunk")
+    nd = input._data.ndim
+    if nd == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, nd, "chunk")
     n = input._data.shape[d]
-    size = -(-n // chunks) if n else 0
-    return split(input, size, d) if size else (input,)
+    size = -(-n // chunks)
+    if n == 0:
+        return _split_apply(input, SplitWithSizes, [0] * chunks, d)
+    return _split_int(input, size, d)
+
+
+@op("unbind")
+def unbind(input, dim=0):
+    """The slices of ``input`` at each index of ``dim`` (a tuple of ``input.shape[dim]`` views,
+    each without that dim; empty for a size-0 dim). All are outputs of one UnbindBackward0 node
+    (``output_nr`` 0..n-1), whose derivative stacks their gradients (zeros for those that got
+    none) along ``dim``; see :func:`split` for the in-place rules.
+
+    Raises:
+        IndexError: a 0-d input ("Dimension specified as 0 but tensor has no dimensions") or
+            ``dim`` out of range.
+        TypeError: ``dim`` not an int."""
+    dim = _dim_arg(dim, "unbind")
+    nd = input._data.ndim
+    d = _wrap_dim(dim, nd, "unbind")
+    if nd == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if not input._data.shape[d]:
+        return ()
+    outs = Unbind.apply(input, d)
+    if type(outs) is not tuple:
+        outs = (outs,)
+    pre = (slice(None),) * d
+    return _as_views(outs, input, "UnbindBackward0", lambda i: pre + (i, Ellipsis))
 
 
 # ---- repeat, view_as, reshape_as, narrow ---------------------------------------------------------

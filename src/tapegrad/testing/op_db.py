@@ -1205,9 +1205,7 @@ not_ops: dict = {}
 
 # (op name, sample name or None for every sample) -> why tapegrad's node name differs from torch's.
 # All are composites of primitives (DESIGN: rarer ops may be); values and gradients still match.
-_SPLIT = "composite of slicing: pieces record SliceBackward0, torch one Split*/UnbindBackward0"
 expected_node_name_differences: dict = {
-    ("split", None): _SPLIT, ("chunk", None): _SPLIT, ("unbind", None): _SPLIT,
     **{("rsub", n): "rsub(tensor, tensor) is sub(other, input): SubBackward0, not RsubBackward0"
        for n in ("same", "bcast", "0d_lhs", "0d_rhs", "noncontig", "empty", "int_tensor", "alpha")},
     ("addmm", "beta_alpha"): "beta/alpha != 1: input * beta + mm * alpha (AddBackward0)",
