@@ -21,7 +21,8 @@ def _torch():
 def _mode(lib):
     if lib is tg:  # the derived record flag must always agree with the two modes
         s = grad_mode.state
-        assert s.record == (s.grad_enabled and not s.inference)
+        # (None, falsy, in inference mode: the one read also tells an op it is in that mode)
+        assert s.record == (None if s.inference else s.grad_enabled)
     return lib.is_grad_enabled(), lib.is_inference_mode_enabled()
 
 

@@ -188,7 +188,8 @@ class ArrayFunction(Function):
     def apply(cls, *args):
         arrays = []
         rec = False
-        if _state.record:
+        mode = _state.record    # (None in inference mode)
+        if mode:
             edges = []
             stale = False
             # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3%
@@ -288,7 +289,7 @@ class ArrayFunction(Function):
         t._data = out
         t._requires_grad = False
         t.grad_fn = None
-        if _state.inference:
+        if mode is None:
             t._extra = {"inference": True}
         if cls._view:
             _share_version(t, cls, args)

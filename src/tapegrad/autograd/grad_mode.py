@@ -33,7 +33,9 @@ class _State(threading.local):
     grad_enabled = True
     inference = False
     # whether ops are recorded: grad mode on outside inference mode (torch records nothing in
-    # inference mode, even under enable_grad). One plain attribute, as every op reads it first.
+    # inference mode, even under enable_grad). One plain attribute, as every op reads it first;
+    # None (falsy) in inference mode, so an op that records nothing learns from the same read
+    # whether its result is an inference tensor.
     record = True
 
 
@@ -44,7 +46,7 @@ def set_state(grad_enabled: bool, inference: bool):
     """Set this thread's grad mode and inference mode (and so whether ops are recorded)."""
     state.grad_enabled = grad_enabled
     state.inference = inference
-    state.record = grad_enabled and not inference
+    state.record = None if inference else grad_enabled
 
 
 def is_grad_enabled() -> bool:
