@@ -359,6 +359,12 @@ class Tanh(ArrayFunction, name="TanhBackward0"):
         return TanhGrad.apply(g, y)
 
 
+def _not_ones(g, strides):
+    """False when gradient ``g`` (of these ``strides``) is one 1 broadcast everywhere (what sum's
+    backward hands on), where multiplying by it is a whole pass for nothing."""
+    return not strides or any(strides) or not g.size or g.flat[0] != 1
+
+
 # (y of tanh/sigmoid is always floating)
 _ONE = {np.dtype(t): weak_scalar(1.0, np.dtype(t)) for t in (np.float16, np.float32, np.float64)}
 
@@ -376,18 +382,15 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
-        if g.shape == y.shape and y.ndim:
-            t = y * y
-        else:   # broadcast, or 0-d (where NumPy gives a scalar): an array of the result's shape
+        t = y * y
+        if type(t) is not _nd or t.shape != g.shape:
+            # 0-d (NumPy gives a scalar) or broadcast: an array of the result's shape
             t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
         # a 0-d one: NumPy converts a Python 1 on every call, which costs as much as the
         # subtraction itself on small arrays
         np.subtract(_ONE[y.dtype], t, out=t)
-        # skipped when g is one 1 broadcast everywhere (what sum's backward hands on): a whole
-        # pass for nothing; the test is inline, as a call would cost every small op (and for a
-        # 0-d g, the test costs more than the product). Its first clause settles the usual case.
-        if g.ndim and g.strides[-1] or not g.ndim or any(g.strides) or not g.size or \
-                g.flat[0] != 1:
+        s = g.strides
+        if s and s[-1] or _not_ones(g, s):   # (the usual gradient is settled inline)
             t *= g
         return t
 
@@ -427,10 +430,13 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
-        t = np.subtract(_ONE[y.dtype], y, out=np.empty(_out_shape(g, y), y.dtype))
+        t = _ONE[y.dtype] - y
+        if type(t) is not _nd or t.shape != g.shape:
+            # 0-d (NumPy gives a scalar) or broadcast: an array of the result's shape
+            t = np.subtract(_ONE[y.dtype], y, out=np.empty(_out_shape(g, y), y.dtype))
         t *= y
-        if g.ndim and g.strides[-1] or not g.ndim or any(g.strides) or not g.size or \
-                g.flat[0] != 1:   # as in TanhGrad
+        s = g.strides
+        if s and s[-1] or _not_ones(g, s):   # (the usual gradient is settled inline)
             t *= g
         return t
 
