@@ -148,7 +148,22 @@ class _BareMode(_Mode):
         return super().__new__(cls) if func is None else cls()(func)
 
 
-class no_grad(_BareMode):
+class _GradSwitch(_BareMode):
+    """no_grad / enable_grad: grad mode set to ``_to`` inside, back to what it was on exit
+    (inference mode is left alone)."""
+
+    _to = None
+    prev = None
+
+    def __enter__(self) -> None:
+        self.prev = state.grad_enabled
+        set_state(self._to, state.inference)
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        set_state(self.prev, state.inference)
+
+
+class no_grad(_GradSwitch):
     """Context manager / decorator turning grad mode off in this thread: ops inside record
     nothing and their results do not require grad (factories given ``requires_grad=True`` still
     make leaves that require grad). On exit grad mode goes back to what it was on entry; inference
@@ -160,18 +175,14 @@ class no_grad(_BareMode):
     class emits a FutureWarning and returns a function that builds the instance in no_grad mode.
     """
 
+    _to = False
+
     def __init__(self) -> None:
-        self.prev = None
-
-    def __enter__(self) -> None:
-        self.prev = state.grad_enabled
-        set_state(False, state.inference)
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        set_state(self.prev, state.inference)
+        # (no argument: no_grad(None) is a TypeError, as torch; enable_grad(None) is not)
+        super().__init__()
 
 
-class enable_grad(_BareMode):
+class enable_grad(_GradSwitch):
     """Context manager / decorator turning grad mode on in this thread, e.g. inside
     ``no_grad``. Inside ``inference_mode`` grad mode reads True but ops still record nothing. On
     exit grad mode goes back to what it was on entry; inference mode is left alone.
@@ -181,12 +192,7 @@ class enable_grad(_BareMode):
     Decorating a class emits a FutureWarning and returns a function building the instance.
     """
 
-    def __enter__(self) -> None:
-        self.prev = state.grad_enabled
-        set_state(True, state.inference)
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        set_state(self.prev, state.inference)
+    _to = True
 
 
 class set_grad_enabled(_Mode):
