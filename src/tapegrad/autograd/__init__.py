@@ -89,7 +89,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         grad_tensors = tuple(grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    if create_graph:
+    if create_graph and is_grad_enabled():   # (torch warns only with grad mode on)
         warnings.warn(
             "Using backward() with create_graph=True will create a reference cycle between the "
             "parameter and its gradient which can cause a memory leak. We recommend using "

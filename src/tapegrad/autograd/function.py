@@ -512,10 +512,12 @@ def _pack(node, items, args, fwd_inputs, outputs):
             ex = t._extra
             if ex is not None and ex.get("inference"):
                 raise RuntimeError(
-                    f"{node.name()}: cannot save an inference tensor (shape "
-                    f"{list(t._data.shape)}, {t.dtype}) for backward: it was created under "
-                    f"tapegrad.inference_mode(). Create it outside inference_mode, or use "
-                    f".clone() on it outside that mode.")
+                    f"Inference tensors cannot be saved for backward. Please do not use Tensors "
+                    f"created in inference mode in computation tracked by autograd. "
+                    f"({node.name()} would save one, of shape {list(t._data.shape)} and dtype "
+                    f"{t.dtype}, made under tapegrad.inference_mode(): .clone() it outside that "
+                    f"mode to get a normal tensor, or use tapegrad.no_grad() instead of "
+                    f"inference_mode().)")
             vc = t._vc
             saved.append(("i", t, vc.v if vc is not None else 0, where))
             continue
