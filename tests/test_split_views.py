@@ -350,7 +350,7 @@ def _undefined_grad_hooks(lib):
 @pytest.mark.xfail(reason="engine (not split): torch calls an output's tensor hook with None when "
                           "the output got no gradient, and gives a node hook the unmaterialized "
                           "grad_outputs (None); tapegrad skips the hook and passes zeros",
-                   strict=False)
+                   strict=True)
 def test_hooks_see_undefined_output_grads_as_torch():
     assert _undefined_grad_hooks(tg) == _undefined_grad_hooks(torch)
 
@@ -445,10 +445,6 @@ def _stale_requires_grad(lib):
     return o[0].requires_grad
 
 
-@pytest.mark.xfail(reason="needs autograd/function.py or _tensor.py: reading requires_grad "
-                          "re-derives a stale view's history (refresh_view), which for an output "
-                          "of split/chunk/unbind raises; torch just answers True",
-                   raises=RuntimeError, strict=False)
 def test_requires_grad_of_a_stale_output_does_not_raise():
     assert _stale_requires_grad(tg) == _stale_requires_grad(torch)
 
@@ -459,8 +455,5 @@ def _iteration(lib):
     return [type(r.grad_fn).__name__ for r in rows], [r.output_nr for r in rows]
 
 
-@pytest.mark.xfail(reason="needs _tensor.py: torch's Tensor.__iter__ is iter(self.unbind(0)) "
-                          "(one UnbindBackward0); tapegrad's indexes row by row (SelectBackward0)",
-                   strict=False)
 def test_iteration_records_unbind_as_torch():
     assert _iteration(tg) == _iteration(torch)

@@ -192,7 +192,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))     # (as torch: one UnbindBackward0 node)
 
     def __bool__(self):
         if self._data.size != 1:
@@ -261,9 +261,13 @@ class Tensor:
         follows requires_grad_()'s rules (RuntimeError for non-floating dtypes, and for False on
         a non-leaf). A view whose base was since modified in place by an op that requires grad
         requires grad too, as in torch."""
-        if self._base is not None:
-            from .autograd.function import refresh_if_stale
-            refresh_if_stale(self)
+        if self._base is not None and self._view_version != self._vc.v:
+            if any(getattr(step[0], "multi_output_view", False) for step in self._view_chain):
+                # an output of split/chunk/unbind: its history cannot be re-derived (using it
+                # raises), but torch still answers
+                return self._requires_grad or self._base._requires_grad
+            from .autograd.function import refresh_view
+            refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter
