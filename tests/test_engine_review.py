@@ -258,3 +258,20 @@ def test_create_graph_warning_only_with_grad_mode_on_and_inference_save_message(
     torch = pytest.importorskip("torch")
     # (torch warns once per process, so only the cases where it must stay silent compare)
     assert ours[1:] == _create_graph_warning_and_inference_save(torch)[1:]
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+def test_float16_tanh_sigmoid_values_and_gradients_match_torch_bitwise(name):
+    # torch computes sigmoid and tanh's backward for half in float32 and rounds once, and
+    # sigmoid's backward in half in the order grad * (1 - y) * y
+    torch = pytest.importorskip("torch")
+    import numpy as np
+    x = np.linspace(-8, 8, 2001).astype(np.float16)
+    w = np.linspace(-2, 2, 2001).astype(np.float16)
+    res = []
+    for lib in (tg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(lib, name)(t)
+        (y * lib.tensor(w)).sum().backward()
+        res.append((y.detach().numpy(), t.grad.numpy()))
+    assert np.array_equal(res[0][0], res[1][0]) and np.array_equal(res[0][1], res[1][1])

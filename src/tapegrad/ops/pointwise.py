@@ -365,6 +365,8 @@ def _not_ones(g, strides):
     return not strides or any(strides) or not g.size or g.flat[0] != 1
 
 
+_HALF, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
 # (y of tanh/sigmoid is always floating)
 _ONE = {np.dtype(t): weak_scalar(1.0, np.dtype(t)) for t in (np.float16, np.float32, np.float64)}
 
@@ -382,13 +384,16 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
+        dt = y.dtype
+        if dt is _HALF:     # computed in float32 and rounded once, as torch
+            return TanhGrad.forward(NULL_CTX, g.astype(_F32), y.astype(_F32)).astype(_HALF)
         t = y * y
         if type(t) is not _nd or t.shape != g.shape:
             # 0-d (NumPy gives a scalar) or broadcast: an array of the result's shape
-            t = np.multiply(y, y, out=np.empty(_out_shape(g, y), y.dtype))
+            t = np.multiply(y, y, out=np.empty(_out_shape(g, y), dt))
         # a 0-d one: NumPy converts a Python 1 on every call, which costs as much as the
         # subtraction itself on small arrays
-        np.subtract(_ONE[y.dtype], t, out=t)
+        np.subtract(_ONE[dt], t, out=t)
         s = g.strides
         if s and s[-1] or _not_ones(g, s):   # (the usual gradient is settled inline)
             t *= g
@@ -409,10 +414,15 @@ class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
     @staticmethod
     def forward(ctx, x):
         x = to_float(x)
+        half = x.dtype is _HALF
+        if half:    # computed in float32 and rounded once, as torch
+            x = x.astype(_F32)
         y = np.negative(x, out=np.empty_like(x))  # an array even for 0-d input
         np.exp(y, out=y)
         y += 1
         np.reciprocal(y, out=y)
+        if half:
+            y = y.astype(_HALF)
         ctx.save_for_backward(y)
         return y
 
@@ -430,14 +440,16 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
     def forward(ctx, g, y):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
-        t = _ONE[y.dtype] - y
+        dt = y.dtype    # (float16 stays float16 here: torch's CPU kernel computes it in half)
+        t = _ONE[dt] - y
         if type(t) is not _nd or t.shape != g.shape:
             # 0-d (NumPy gives a scalar) or broadcast: an array of the result's shape
-            t = np.subtract(_ONE[y.dtype], y, out=np.empty(_out_shape(g, y), y.dtype))
-        t *= y
+            t = np.subtract(_ONE[dt], y, out=np.empty(_out_shape(g, y), dt))
+        # torch's order, grad * (1 - y) * y, so the rounding is the same
         s = g.strides
         if s and s[-1] or _not_ones(g, s):   # (the usual gradient is settled inline)
             t *= g
+        t *= y
         return t
 
     @staticmethod
