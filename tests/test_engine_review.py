@@ -260,13 +260,15 @@ def test_create_graph_warning_only_with_grad_mode_on_and_inference_save_message(
     assert ours[1:] == _create_graph_warning_and_inference_save(torch)[1:]
 
 
-@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
-def test_float16_tanh_sigmoid_values_and_gradients_match_torch_bitwise(name):
-    # torch computes sigmoid and tanh's backward for half in float32 and rounds once, and
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "log1p"])
+def test_float16_values_and_gradients_match_torch_bitwise(name):
+    # torch computes sigmoid, log1p and tanh's backward for half in float32 and rounds once, and
     # sigmoid's backward in half in the order grad * (1 - y) * y
     torch = pytest.importorskip("torch")
     import numpy as np
     x = np.linspace(-8, 8, 2001).astype(np.float16)
+    if name == "log1p":
+        x = np.abs(x)
     w = np.linspace(-2, 2, 2001).astype(np.float16)
     res = []
     for lib in (tg, torch):

@@ -1047,8 +1047,11 @@ class Log1p(ArrayFunction, name="Log1PBackward0"):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        x = to_float(x)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log1p(to_float(x))
+            if x.dtype is _HALF:    # NumPy's half log1p rounds differently: float32, as torch
+                return np.log1p(x.astype(_F32)).astype(_HALF)
+            return np.log1p(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1076,8 +1079,12 @@ class Rsqrt(ArrayFunction, name="RsqrtBackward0"):
 
     @staticmethod
     def forward(ctx, x):
+        x = to_float(x)
         with np.errstate(divide="ignore", invalid="ignore"):
-            y = np.reciprocal(np.sqrt(to_float(x)))
+            if x.dtype is _HALF:    # one rounding, from float32, as torch
+                y = np.reciprocal(np.sqrt(x.astype(_F32))).astype(_HALF)
+            else:
+                y = np.reciprocal(np.sqrt(x))
         ctx.save_for_backward(y)
         return y
 
