@@ -484,16 +484,13 @@ def _detached(src, vc):
     """A tensor on ``src``'s data, cut from the graph (detach() and .data): an inference tensor
     exactly when ``src`` is one, in or out of inference mode; made outside inference mode it has
     a version counter (torch gives detach() and .data of an inference tensor one there)."""
-    t = _new(Tensor)
-    t._data = src._data
-    t._requires_grad = False
-    t.grad_fn = None
-    if vc is not None:
-        t._vc = vc
+    t = _make(src._data, vc)
     ex = src._extra
     if ex is not None and ex.get("inference"):
         t._extra = {"inference": True} if _grad_state.inference else \
             {"inference": True, "inference_vc": True}
+    elif t._extra is not None:
+        t._extra = None     # a normal tensor, even made in inference mode
     return t
 
 

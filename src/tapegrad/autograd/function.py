@@ -158,7 +158,7 @@ class Function:
         if not with_grad:
             # an input returned as-is comes back as a new tensor sharing its data and version
             # counter, which does not require grad (as torch)
-            outs = [_alias(o) if any(o is a for a in args) else o for o in outs]
+            outs = [o.detach() if any(o is a for a in args) else o for o in outs]
             return outs[0] if single else tuple(outs)
         sp = ctx._special or {}
         dirty = sp.get("dirty", ())
@@ -168,17 +168,10 @@ class Function:
             # marked dirty, in which case it is rebased onto this node in place
             if isinstance(o, Tensor) and any(o is a for a in args) and \
                     not any(o is d for d in dirty):
-                o = _alias(o)
+                o = o.detach()
             results.append(o)
         record(ctx, args, args, results, user=True)
         return results[0] if single else tuple(results)
-
-
-def _alias(t):
-    """A new tensor sharing ``t``'s data and version counter (created if ``t`` had none yet)."""
-    if t._vc is None:
-        t._vc = VersionCounter()
-    return _make(t._data, vc=t._vc)
 
 
 class ArrayFunction(Function):
