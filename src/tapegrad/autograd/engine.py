@@ -19,9 +19,8 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from ..ops.shape import sum_to_size
+from .grad_mode import enable_grad, set_grad_enabled
 from .graph import FREED, AccumulateGrad, sole_holder
-from .grad_mode import set_state
-from .grad_mode import state as _state
 
 __all__ = ["run_backward", "call_node"]
 
@@ -193,9 +192,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ran = []
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
     pop, push = heapq.heappop, heapq.heappush
-    prev_mode = (_state.grad_enabled, _state.inference)
-    set_state(create_graph, prev_mode[1])
-    try:
+    with set_grad_enabled(bool(create_graph)):
         ready = None    # a node the previous one made ready
         while True:
             # a node made ready runs next without a trip through the heap when nothing queued is
@@ -293,8 +290,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             # drop the loop's reference to the last gradient passed on: the next backward may
             # reuse a gradient's buffer only when the engine alone holds it (a reference count)
             g = None
-    finally:
-        set_state(*prev_mode)
     # the walk's last gradients: _commit may take a gradient nobody else holds as .grad (a
     # reference count), so the loop's locals must not count
     grads = buf = res = old = None
@@ -353,12 +348,8 @@ def _graph_copy(g):
     """A copy of ``g`` recorded as torch's CopyBackwards (with grad mode on, as during a backward
     with create_graph=True)."""
     out = _make(np.empty(g._data.shape, g._data.dtype))
-    prev = (_state.grad_enabled, _state.inference)
-    set_state(True, prev[1])
-    try:
+    with enable_grad():
         return out.copy_(g)
-    finally:
-        set_state(*prev)
 
 
 def _commit(staged, create_graph, root_grads, acc_hooks):

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor, _make
-from .grad_mode import set_state
+from .grad_mode import no_grad
 from .grad_mode import state as _state
 from .graph import FREED, Node, VersionCounter, _in_pkg, format_where, user_frame
 from .graph import _seq as _seq_counter
@@ -143,16 +143,12 @@ class Function:
             ctx._edges = make_edges(args)   # needs_input_grad is readable inside forward
             # saved nothing yet: still freed by a backward, as torch (then saved_tensors raises)
             ctx._saved = ()
-        prev = (_state.grad_enabled, _state.inference)
-        set_state(False, prev[1])
-        try:
+        with no_grad():
             if cls.setup_context is not Function.setup_context:
                 out = cls.forward(*args)
                 cls.setup_context(ctx, args, out)
             else:
                 out = cls.forward(ctx, *args)
-        finally:
-            set_state(*prev)
         single = not isinstance(out, tuple)
         outs = [(_make(o) if isinstance(o, np.ndarray) else o) for o in ((out,) if single else out)]
         if not with_grad:
@@ -608,7 +604,6 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from .grad_mode import no_grad
         with no_grad():
             outs = fn(ctx, *args)
         req = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
