@@ -481,8 +481,6 @@ def _pack(node, items, args, fwd_inputs, outputs):
         if type(item) is not _nd and not isinstance(item, Tensor):
             saved.append(("c", item))
             continue
-        if where is None:
-            where = user_frame()
         # the same array passed twice (v.mul_(v): the pre-write self and v itself) is matched
         # to each argument in turn, so each saved item stands for its own argument
         k = first = None
@@ -508,6 +506,8 @@ def _pack(node, items, args, fwd_inputs, outputs):
                     f"mode to get a normal tensor, or use tapegrad.no_grad() instead of "
                     f"inference_mode().)")
             vc = t._vc
+            if where is None:   # (taken only for what a version check may name: not constants)
+                where = user_frame()
             saved.append(("i", t, vc.v if vc is not None else 0, where))
             continue
         for j, o in enumerate(outputs):
@@ -515,6 +515,8 @@ def _pack(node, items, args, fwd_inputs, outputs):
                 vc = o._vc
                 if vc is None:
                     vc = o._vc = VersionCounter()
+                if where is None:
+                    where = user_frame()
                 saved.append(("o", o._data, vc, vc.v, j, where))
                 break
         else:

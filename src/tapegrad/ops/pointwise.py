@@ -387,9 +387,9 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
         dt = y.dtype
         if dt is _HALF:     # computed in float32 and rounded once, as torch
             return TanhGrad.forward(NULL_CTX, g.astype(_F32), y.astype(_F32)).astype(_HALF)
-        t = y * y
-        if type(t) is not _nd or t.shape != g.shape:
-            # 0-d (NumPy gives a scalar) or broadcast: an array of the result's shape
+        if y.ndim and g.shape == y.shape:
+            t = y * y
+        else:   # 0-d (where NumPy gives a scalar) or broadcast: an array of the result's shape
             t = np.multiply(y, y, out=np.empty(_out_shape(g, y), dt))
         # a 0-d one: NumPy converts a Python 1 on every call, which costs as much as the
         # subtraction itself on small arrays
@@ -441,9 +441,9 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(g, y)
         dt = y.dtype    # (float16 stays float16 here: torch's CPU kernel computes it in half)
-        t = _ONE[dt] - y
-        if type(t) is not _nd or t.shape != g.shape:
-            # 0-d (NumPy gives a scalar) or broadcast: an array of the result's shape
+        if y.ndim and g.shape == y.shape:
+            t = _ONE[dt] - y
+        else:   # 0-d (where NumPy gives a scalar) or broadcast: an array of the result's shape
             t = np.subtract(_ONE[dt], y, out=np.empty(_out_shape(g, y), dt))
         # torch's order, grad * (1 - y) * y, so the rounding is the same
         s = g.strides
