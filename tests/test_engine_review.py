@@ -277,3 +277,40 @@ def test_float16_values_and_gradients_match_torch_bitwise(name):
         (y * lib.tensor(w)).sum().backward()
         res.append((y.detach().numpy(), t.grad.numpy()))
     assert np.array_equal(res[0][0], res[1][0]) and np.array_equal(res[0][1], res[1][1])
+
+
+@pytest.mark.xfail(strict=True, reason="open: rsqrt's float16 backward is a composite of half ops "
+                   "(g * y*y*y * -0.5), torch rounds once; its forward differs at 5 of 2001 points")
+def test_float16_rsqrt_matches_torch_bitwise():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+    x = np.linspace(0.01, 8, 2001).astype(np.float16)
+    res = []
+    for lib in (tg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.rsqrt(t)
+        y.sum().backward()
+        res.append((y.detach().numpy(), t.grad.numpy()))
+    assert np.array_equal(res[0][0], res[1][0]) and np.array_equal(res[0][1], res[1][1])
+
+
+def _index_modified_before_backward(lib, op):
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    i = lib.tensor([1, 0])
+    y = {"index_select": lambda: x.index_select(0, i), "getitem": lambda: x[i],
+         "gather": lambda: x.gather(0, i.reshape(1, 2))}[op]()
+    i.mul_(0)
+    try:
+        (y * lib.tensor(2.0)).sum().backward()
+    except RuntimeError as e:
+        return "RuntimeError: " + str(e)[:40]
+    return x.grad.tolist()
+
+
+@pytest.mark.xfail(strict=True, reason="open: index ops keep the index array without a version, "
+                   "so an index modified in place before backward gives a wrong gradient where "
+                   "torch raises")
+@pytest.mark.parametrize("op", ["index_select", "getitem", "gather"])
+def test_index_modified_in_place_before_backward_raises_as_torch(op):
+    torch = pytest.importorskip("torch")
+    assert _index_modified_before_backward(tg, op) == _index_modified_before_backward(torch, op)
