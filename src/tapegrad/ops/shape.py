@@ -14,10 +14,10 @@ import warnings
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import ArrayFunction, _untracked_view
+from ..autograd.function import ArrayFunction, _share_version, _untracked_view
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.graph import VersionCounter, user_stacklevel
+from ..autograd.graph import user_stacklevel
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, dims
 
@@ -595,21 +595,9 @@ def _as_views(outs, input, node_name, index):
     (:class:`MultiOutputView`) plus ``_extra`` {"multi_output_view": node_name,
     "multi_output_index": i}, the mark an in-place write on them checks (torch refuses it). A
     view made without recording follows torch's rules for that (``_untracked_view``)."""
-    vc = input._vc
-    if vc is None:
-        vc = input._vc = VersionCounter()
-    base = input._base
-    if base is None:
-        base, chain = input, ()
-    else:
-        chain = input._view_chain
-    version = vc.v
     untracked = not (_grad_state.record and input._requires_grad)
     for i, t in enumerate(outs):
-        t._vc = vc
-        t._view_version = version
-        t._base = base
-        t._view_chain = chain + ((MultiOutputView, (index(i), i, node_name, not untracked)),)
+        _share_version(t, MultiOutputView, (input, index(i), i, node_name, not untracked))
         if untracked:
             _untracked_view(t, input)
         ex = t._extra
