@@ -140,8 +140,7 @@ class Tensor:
         """How many times this tensor's storage was modified in place. RuntimeError for an
         inference tensor, which has no version counter (as torch), except one made by
         ``detach()`` or ``.data`` outside ``inference_mode()``."""
-        ex = self._extra
-        if ex is not None and ex.get("inference") and not ex.get("inference_vc"):
+        if self._no_version():
             raise RuntimeError(
                 "Inference tensors do not track version counter. (This tensor of shape "
                 f"{list(self._data.shape)} was made under tapegrad.inference_mode(), or is a view "
@@ -262,7 +261,7 @@ class Tensor:
         a non-leaf). A view whose base was since modified in place by an op that requires grad
         requires grad too, as in torch."""
         if self._base is not None and self._view_version != self._vc.v:
-            if any(getattr(step[0], "multi_output_view", False) for step in self._view_chain):
+            if self._from_multi_output():
                 # an output of split/chunk/unbind: its history cannot be re-derived (using it
                 # raises), but torch still answers
                 return self._requires_grad or self._base._requires_grad
@@ -416,6 +415,17 @@ class Tensor:
             acc = AccumulateGrad(self)
             self._acc = weakref.ref(acc)
         return acc
+
+    def _no_version(self):
+        """An inference tensor without a version counter of its own (torch's inference tensors
+        have none; detach() or .data of one taken outside inference mode has one)."""
+        ex = self._extra
+        return ex is not None and ex.get("inference") and not ex.get("inference_vc")
+
+    def _from_multi_output(self):
+        """Whether this view derives from an output of split, chunk or unbind (a step of its view
+        chain is one)."""
+        return any(getattr(step[0], "multi_output_view", False) for step in self._view_chain)
 
     def _view_creation(self):
         """How this view was made, as torch's CreationMeta that forbids writing it in place with

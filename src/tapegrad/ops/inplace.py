@@ -68,9 +68,8 @@ def _view_creation(x):
     grad and has no history) reaches that view's AccumulateGrad through view nodes only."""
     meta = x._view_creation() if x._extra is not None else None
     if meta is None and x._base is not None:
-        for step in x._view_chain:
-            if getattr(step[0], "multi_output_view", False):
-                return "multi"
+        if x._from_multi_output():
+            return "multi"
         fn = x.grad_fn
         while fn is not None:
             if type(fn) is AccumulateGrad:
@@ -135,9 +134,7 @@ def _view_creation_message(x, meta, opname):
 def _inference_locked(x):
     """An inference tensor without a version counter, outside inference mode: torch refuses to
     write it in place (its version cannot be bumped)."""
-    ex = x._extra
-    return ex is not None and ex.get("inference") and not ex.get("inference_vc") and \
-        not _state.inference
+    return x._no_version() and not _state.inference
 
 
 def _inference_error(x, opname):

@@ -671,8 +671,6 @@ def _split_apply(tensor, F, sizes, d):
     if not sizes:
         return ()
     outs = F.apply(tensor, tuple(sizes), d)
-    if type(outs) is not tuple:   # one piece: a single output
-        outs = (outs,)
     starts = [0]
     for s in sizes:
         starts.append(starts[-1] + s)
@@ -770,8 +768,6 @@ def unbind(input, dim=0):
     if not input._data.shape[d]:
         return ()
     outs = Unbind.apply(input, d)
-    if type(outs) is not tuple:
-        outs = (outs,)
     pre = (slice(None),) * d
     return _as_views(outs, input, "UnbindBackward0", lambda i: pre + (i, Ellipsis))
 
