@@ -24,6 +24,13 @@ SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "
                 "bool": "Bool"}
 
 
+def scalar_name(np_dtype) -> str:
+    """torch's C++ name of a NumPy dtype ('Float', 'Long', 'Bool', ...), as its messages give it;
+    the NumPy name for a dtype torch lacks."""
+    name = np_dtype.name
+    return SCALAR_NAMES.get(name, name)
+
+
 class dtype:
     """A tensor element type: ``tapegrad.float32`` and friends (compare with ``is`` or ``==``)."""
 

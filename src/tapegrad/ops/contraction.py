@@ -254,9 +254,9 @@ def einsum(equation, *operands):
     dt = operands[0]._data.dtype
     for t in operands[1:]:
         if t._data.dtype != dt:
-            from .._dtype import SCALAR_NAMES as names
-            raise RuntimeError(f"expected scalar type {names.get(dt.name, dt.name)} but found "
-                               f"{names.get(t._data.dtype.name, t._data.dtype.name)}")
+            from .._dtype import scalar_name
+            raise RuntimeError(f"expected scalar type {scalar_name(dt)} but found "
+                               f"{scalar_name(t._data.dtype)}")
     subs, out, sizes = _parse(equation, operands)
     return Einsum.apply(*operands, (subs, out, sizes))
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .._dtype import SCALAR_NAMES
+from .._dtype import scalar_name
 from .._tensor import _make
 from ..autograd.function import ArrayFunction
 from ._registry import op
@@ -102,9 +102,8 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     if input._data.dtype.kind != "f":
-        n = input._data.dtype.name
         raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for "
-                                  f"'{SCALAR_NAMES.get(n, n)}'")
+                                  f"'{scalar_name(input._data.dtype)}'")
     return Gelu.apply(input, approximate)
 
 
@@ -133,7 +132,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     else:
         if dt.kind != "f":
             raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"{SCALAR_NAMES.get(dt.name, dt.name)}")
+                               f"{scalar_name(dt)}")
         from .._factories import _np_generator
         keep = _np_generator(None).random(input._data.shape) < (1.0 - p)
         noise = keep.astype(dt)
@@ -260,21 +259,16 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         w = np.broadcast_to(w, input._data.shape)
     xd, yd = input._data.dtype, target._data.dtype
     if yd != xd:
-        raise RuntimeError(f"Found dtype {_scalar_name(yd)} but expected {_scalar_name(xd)}: "
+        raise RuntimeError(f"Found dtype {scalar_name(yd)} but expected {scalar_name(xd)}: "
                            f"binary_cross_entropy needs a target of the input's dtype "
                            f"({input.dtype}, got {target.dtype}); convert it with "
                            f"target.to(input.dtype)")
     if xd.kind != "f":
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
-                                  f"'{_scalar_name(xd)}': the input must be floating-point "
+                                  f"'{scalar_name(xd)}': the input must be floating-point "
                                   f"probabilities in [0, 1] (got {input.dtype}); convert input "
                                   f"and target with .float()")
     return BinaryCrossEntropy.apply(input, target, w, reduction)
-
-
-def _scalar_name(dt):
-    """torch's C++ name of a NumPy dtype ('Float', 'Long', 'Bool', ...), as its messages give it."""
-    return SCALAR_NAMES.get(dt.name, dt.name)
 
 
 def _log_sigmoid(z):
@@ -364,7 +358,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                          f"({input.shape})")
     xd, yd = input._data.dtype, target._data.dtype
     if xd.kind != "f":
-        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{_scalar_name(xd)}': "
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{scalar_name(xd)}': "
                                   f"binary_cross_entropy_with_logits needs floating-point logits "
                                   f"(got {input.dtype}); convert the input with .float()")
     if pos_weight is not None and pos_weight._data.dtype == np.bool_:
@@ -379,8 +373,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                            "the target must be floating-point, not bool; convert it with "
                            "target.to(input.dtype)")
     if yd.kind != "f":
-        raise RuntimeError(f"result type {_scalar_name(xd)} can't be cast to the desired output "
-                           f"type {_scalar_name(yd)}: binary_cross_entropy_with_logits needs a "
+        raise RuntimeError(f"result type {scalar_name(xd)} can't be cast to the desired output "
+                           f"type {scalar_name(yd)}: binary_cross_entropy_with_logits needs a "
                            f"floating-point target (got {target.dtype}); convert it with "
                            f"target.to(input.dtype)")
     w = _loss_weight(weight, input, "binary_cross_entropy_with_logits")

@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, broadcast_error, to_float
-from .._dtype import SCALAR_NAMES
+from .._dtype import scalar_name
 from .linalg import Addmm, check_same_dtype, matmul
 from ..autograd.graph import user_stacklevel
 
@@ -640,8 +640,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t._data.dtype != input._data.dtype:
             a, b = input._data.dtype.name, t._data.dtype.name
-            raise RuntimeError(f"expected scalar type {SCALAR_NAMES.get(a, a)} but found "
-                               f"{SCALAR_NAMES.get(b, b)}: conv2d input{list(xs)} is "
+            raise RuntimeError(f"expected scalar type {scalar_name(input._data.dtype)} but found "
+                               f"{scalar_name(t._data.dtype)}: conv2d input{list(xs)} is "
                                f"tapegrad.{a} and {name}{list(t._data.shape)} is tapegrad.{b} "
                                f"(convert one with .to(dtype))")
     st = _pair(stride, "stride", "conv2d")

@@ -1250,7 +1250,7 @@ class RoundDecimals(ArrayFunction, name="RoundBackward1"):
     def forward(ctx, x, decimals):
         if x.dtype.kind != "f":
             raise NotImplementedError(f"\"round_cpu\" not implemented for "
-                                      f"'{_dtype.SCALAR_NAMES.get(x.dtype.name, x.dtype.name)}'")
+                                      f"'{_dtype.scalar_name(x.dtype)}'")
         ten = x.dtype.type(10.0 ** abs(decimals))
         if decimals < 0:
             return np.rint(x / ten) * ten
