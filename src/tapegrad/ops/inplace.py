@@ -131,19 +131,16 @@ def _view_creation_message(x, meta, opname):
         f"({opname} on {_name(x)})")
 
 
-def _inference_locked(x):
-    """An inference tensor without a version counter, outside inference mode: torch refuses to
-    write it in place (its version cannot be bumped)."""
-    return x._no_version() and not _state.inference
-
-
-def _inference_error(x, opname):
-    return RuntimeError(
-        f"Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
-        f"clone to get a normal tensor before doing inplace update.See "
-        f"https://github.com/pytorch/rfcs/pull/17 for more details. ({opname} on {_name(x)}, "
-        f"made under tapegrad.inference_mode() or a view of such a tensor: write a .clone() of "
-        f"it, or do the update inside inference_mode().)")
+def _check_inference_write(x, opname):
+    """RuntimeError for an in-place write to an inference tensor without a version counter,
+    outside inference mode (torch refuses it: its version cannot be bumped)."""
+    if x._extra is not None and x._no_version() and not _state.inference:
+        raise RuntimeError(
+            f"Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            f"make a clone to get a normal tensor before doing inplace update.See "
+            f"https://github.com/pytorch/rfcs/pull/17 for more details. ({opname} on "
+            f"{_name(x)}, made under tapegrad.inference_mode() or a view of such a tensor: write "
+            f"a .clone() of it, or do the update inside inference_mode().)")
 
 
 def bump(x):
@@ -232,16 +229,14 @@ def inplace(x, F, args, opname):
         except ValueError as e:
             raise forward_error(F, (x, *args), e) from None
         _check_result(r, x, opname)
-        if x._extra is not None and _inference_locked(x):
-            raise _inference_error(x, opname)
+        _check_inference_write(x, opname)
         np.copyto(x._data, r, casting="unsafe")
         bump(x)
         return x
     old = _alias(x)
     r = F.apply(old, *args)
     _check_result(r._data, x, opname)
-    if x._extra is not None and _inference_locked(x):
-        raise _inference_error(x, opname)
+    _check_inference_write(x, opname)
     _write_and_rebase(x, old, r)
     return x
 
@@ -505,8 +500,7 @@ def copy_(self, src, non_blocking=False):
 
 def _plain_write(x, src):
     check_writable(x, "copy_", (src,))
-    if _inference_locked(x):
-        raise _inference_error(x, "copy_")
+    _check_inference_write(x, "copy_")
     arr = src._data
     np.copyto(x._data, np.broadcast_to(arr, x._data.shape), casting="unsafe")
     bump(x)
@@ -592,10 +586,10 @@ def setitem(self, index, value):
         check_writable(self, "__setitem__", (value,))
         v = value._data if isinstance(value, Tensor) else value
         try:
-            if self._extra is not None and _inference_locked(self):
+            if self._extra is not None and self._no_version():
                 # (torch's shape error comes first: try the write on a copy of the region)
                 np.array(self._data[idx])[...] = v
-                raise _inference_error(self, "__setitem__")
+                _check_inference_write(self, "__setitem__")
             self._data[idx] = v
         except ValueError:
             target = self._data[idx].shape
@@ -625,8 +619,7 @@ def setitem(self, index, value):
         value = _make(np.asarray(value, dtype=self._data.dtype))
     old = _alias(self)
     r = IndexPut.apply(old, value, idx)
-    if self._extra is not None and _inference_locked(self):
-        raise _inference_error(self, "__setitem__")
+    _check_inference_write(self, "__setitem__")
     _write_and_rebase(self, old, r)
 
 
