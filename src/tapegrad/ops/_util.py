@@ -24,7 +24,8 @@ def coerce_operand(x):
 
 def check_operand(x, op: str):
     """:func:`coerce_operand`, with a TypeError naming the op for a type it does not take."""
-    if isinstance(x, Tensor):
+    t = type(x)
+    if t is Tensor or t is float or t is int:   # (the usual operands, without a call)
         return x
     y = coerce_operand(x)
     if y is None:
