@@ -400,13 +400,25 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0"):
 
 
 # ---- public in-place ops ------------------------------------------------------------------------
+# what every in-place op may raise before it changes anything (torch's rules)
+_RAISES = (
+    "Self keeps its shape and dtype: the result is cast to self's dtype within a category "
+    "(float64 into float32), and an operand must broadcast to self's shape. Raises RuntimeError, "
+    "before writing, when the result's shape is not self's or its dtype is of a higher category "
+    "(a float result into an integer tensor); for a leaf that requires grad (with grad mode on); for a view made under "
+    "no_grad or inference mode, or an output of split/chunk/unbind (or a view of one), written "
+    "with grad mode on by an op that requires grad; for an inference tensor outside "
+    "inference_mode(); for an expanded (read-only) tensor; and for an operand that partly "
+    "overlaps self's memory.")
+
+
 def _binary_inplace(name, F):
     def f(self, other, *, alpha=1):
         other = check_operand(other, name)
         args = (other,) if alpha == 1 else (other, alpha)
         return inplace(self, F, args, name)
     f.__name__ = name
-    f.__doc__ = f"In-place ``{name[:-1]}``: writes the result into self and returns self."
+    f.__doc__ = f"In-place ``{name[:-1]}``: writes the result into self and returns self. " + _RAISES
     return op(name, namespace=False)(f)
 
 
@@ -483,7 +495,11 @@ def fill_(self, value):
 
 @op("copy_", namespace=False)
 def copy_(self, src, non_blocking=False):
-    """Copy ``src``'s values (broadcast, cast to self's dtype) into self; returns self."""
+    """Copy ``src``'s values (broadcast, cast to self's dtype) into self; returns self.
+    RuntimeError when ``src`` does not broadcast to self's shape, and as every in-place op: a leaf
+    that requires grad (grad mode on), a view made under no_grad/inference mode or an output of
+    split/chunk/unbind written with grad mode on by a src that requires grad, an inference tensor
+    outside inference_mode(), an expanded (read-only) self, a src partly overlapping self."""
     if not isinstance(src, Tensor):
         src = check_operand(src, "copy_")   # a number is copied like a 0-d tensor, as torch
         src = _make(np.asarray(src, dtype=self._data.dtype))
@@ -562,7 +578,12 @@ def setitem(self, index, value):
     """``tensor[index] = value`` (a number or a tensor, broadcast): an in-place write, recorded as
     CopySlices (basic index) or IndexPutBackward0 (masks, integer arrays) as in torch. A tensor
     value of another dtype is cast for a basic index and raises RuntimeError for an advanced one
-    (as torch's index_put), unless it is one value written through a single bool mask."""
+    (as torch's index_put), unless it is one value written through a single bool mask.
+    IndexError for an index out of range; RuntimeError for a value whose shape does not fit the
+    indexed region, and as every in-place op: a leaf that requires grad (grad mode on), a view
+    made under no_grad/inference mode or an output of split/chunk/unbind written with grad mode
+    on by a value that requires grad, an inference tensor outside inference_mode(), an expanded
+    (read-only) self, a value overlapping self's memory."""
     idx, basic, _ = convert_index(index, self._data.shape)
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
@@ -671,3 +692,7 @@ Tensor.__imod__ = _iop(remainder_)
 Tensor.__isub__ = _iop(sub_)
 Tensor.__imul__ = _iop(mul_)
 Tensor.__itruediv__ = _iop(div_)
+
+
+for _f in (mul_, div_, pow_, zero_, fill_, masked_fill_, floor_divide_, remainder_):
+    _f.__doc__ = _f.__doc__.rstrip() + " " + _RAISES
