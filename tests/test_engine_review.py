@@ -307,9 +307,6 @@ def _index_modified_before_backward(lib, op):
     return x.grad.tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="open: index ops keep the index array without a version, "
-                   "so an index modified in place before backward gives a wrong gradient where "
-                   "torch raises")
 @pytest.mark.parametrize("op", ["index_select", "getitem", "gather"])
 def test_index_modified_in_place_before_backward_raises_as_torch(op):
     torch = pytest.importorskip("torch")

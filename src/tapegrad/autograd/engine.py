@@ -144,8 +144,7 @@ def call_node(node, grads):
         out.append(g)
     if node._hooks is not None:
         # hooks see grad_inputs aligned with next_functions (tensor arguments only), as in torch
-        n = node._scalar_edges
-        pos = [i for i, e in enumerate(node._edges) if e is not None or i < n]
+        pos = node._shown()
         for hook in list(node._hooks.values()):
             r = hook(tuple(out[i] for i in pos), tuple(grads))
             if r is not None:

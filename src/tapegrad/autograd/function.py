@@ -101,16 +101,26 @@ class Function:
     node is named ``<ClassName>Backward`` unless the class passes ``name=...``. A backward that
     returns the wrong number of gradients, or one of the wrong shape, raises RuntimeError naming
     the Function and the input position.
+
+    Class keywords (built-in ops): ``nondiff`` (a tuple of positions, or a range) names tensor arguments that never get
+    a gradient (indices, masks). They are passed as Tensors, so saving them checks their version
+    in backward as torch does, but next_functions leaves them out, as torch's graph has no edge
+    for them.
     """
 
     _view = False
 
     def __init_subclass__(cls, name: str | None = None, scalar_edges: int | None = None,
-                          view: bool | None = None, **kwargs):
+                          view: bool | None = None, nondiff: tuple | None = None, **kwargs):
         super().__init_subclass__(**kwargs)
         attrs = {"__slots__": (), "_forward_cls": cls}
         if scalar_edges is not None:
             attrs["_scalar_edges"] = scalar_edges
+        parent = getattr(cls, "_backward_cls", None)
+        if nondiff is None and parent is not None:
+            nondiff = parent._nondiff     # (a subclass keeps its parent's index arguments)
+        if nondiff:
+            attrs["_nondiff"] = nondiff
         node_name = name or (cls.__name__ + "Backward")
         cls._backward_cls = type(node_name, (BackwardNode,), attrs)
         if view is not None:

@@ -155,6 +155,7 @@ class Node:
     __slots__ = ("_edges", "_seq", "_saved", "__dict__", "__weakref__")
 
     _scalar_edges = 0  # leading argument positions shown in next_functions even when numbers
+    _nondiff = ()      # tensor argument positions not shown (indices, masks: saved, never an edge)
     _n_out = 1         # outputs (set per node only for a multi-output op)
     _rare = False      # set once any rare state below is set: the engine's fast path skips it
     _hooks = None
@@ -172,11 +173,17 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
+    def _shown(self):
+        """Argument positions next_functions (and a node hook's grad_inputs) show: the tensor
+        arguments and the leading ``_scalar_edges`` numbers, less the ``_nondiff`` ones."""
+        n, nd = self._scalar_edges, self._nondiff
+        return [i for i, e in enumerate(self._edges) if (e is not None or i < n) and i not in nd]
+
     @property
     def next_functions(self):
-        n = self._scalar_edges
-        return tuple((e[0], e[1]) if e is not None else (None, 0)
-                     for i, e in enumerate(self._edges) if e is not None or i < n)
+        edges = self._edges
+        return tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0)
+                     for i in self._shown())
 
     @property
     def metadata(self) -> dict:

@@ -6,6 +6,8 @@ input's shape at the indexed positions, *accumulating* where an integer index re
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..autograd.function import ArrayFunction
@@ -65,6 +67,19 @@ def convert_index(index, shape):
     if not basic:
         return idx, False, "IndexBackward0"
     return idx, True, _basic_name(idx, shape, single_slice)
+
+
+def index_tensors(index):
+    """The Tensors of a user index that index by their values (all but 0-d integer ones, which
+    act as ints). The nodes save them, so that one changed in place before backward raises, as
+    torch."""
+    items = index if isinstance(index, tuple) else (index,)
+    return tuple(i for i in items if isinstance(i, Tensor) and
+                 (i._data.ndim or i._data.dtype.kind == "b"))
+
+
+# the trailing index tensors of an advanced-index node, however many: no edges
+INDEX_TENSORS = range(2, sys.maxsize)
 
 
 def _basic_name(idx, shape, single_slice):
@@ -155,20 +170,23 @@ class Alias(BasicIndex, name="AliasBackward0", view=True):
     pass
 
 
-class AdvancedIndex(ArrayFunction, name="IndexBackward0"):
-    """x[mask] / x[int_tensor]: a copy. Derivative (derivatives.yaml index): zeros with grad
+class AdvancedIndex(ArrayFunction, name="IndexBackward0", nondiff=INDEX_TENSORS):
+    """x[mask] / x[int_tensor]: a copy. ``idx``: the NumPy index; ``tensors``: the index Tensors
+    in it (:func:`index_tensors`). Derivative (derivatives.yaml index): zeros with grad
     accumulated at the indices (repeated indices add up)."""
 
     @staticmethod
-    def forward(ctx, x, idx):
+    def forward(ctx, x, idx, *tensors):
         ctx.in_shape = x.shape
-        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its indices
+        # saved: freed by backward, and the tensors version-checked, as torch's indices
+        ctx.save_for_backward(idx, *tensors)
         return x[idx]
 
     @staticmethod
     def backward(ctx, g):
-        idx, = ctx.saved_tensors
-        return IndexPutAccumulate.apply(g, ctx.in_shape, idx), None
+        idx, *tensors = ctx.saved_tensors
+        return (IndexPutAccumulate.apply(g, ctx.in_shape, idx, *tensors), None) + \
+            (None,) * len(tensors)
 
 
 class IndexScatter(ArrayFunction, name="SliceScatterBackward0"):
@@ -186,21 +204,22 @@ class IndexScatter(ArrayFunction, name="SliceScatterBackward0"):
         return gg[ctx.idx], None, None
 
 
-class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0"):
-    """zeros(shape) with ``g`` added at an advanced index (np.add.at: repeats accumulate).
-    Derivative: the same index of the grad."""
+class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0", nondiff=range(3, sys.maxsize)):
+    """zeros(shape) with ``g`` added at an advanced index ``idx`` (np.add.at: repeats
+    accumulate); ``tensors`` as :class:`AdvancedIndex`'s. Derivative: the same index of the
+    grad."""
 
     @staticmethod
-    def forward(ctx, g, shape, idx):
-        ctx.save_for_backward(idx)
+    def forward(ctx, g, shape, idx, *tensors):
+        ctx.save_for_backward(idx, *tensors)
         z = np.zeros(shape, g.dtype)
         np.add.at(z, idx, g)
         return z
 
     @staticmethod
     def backward(ctx, gg):
-        idx, = ctx.saved_tensors
-        return gg[idx], None, None
+        idx, *tensors = ctx.saved_tensors
+        return (AdvancedIndex.apply(gg, idx, *tensors), None, None) + (None,) * len(tensors)
 
 
 _BY_NAME = {"SliceBackward0": BasicIndex, "SelectBackward0": Select,
@@ -213,7 +232,7 @@ def getitem(self, index):
     idx, basic, name = convert_index(index, self._data.shape)
     if basic:
         return _BY_NAME[name].apply(self, idx)
-    return AdvancedIndex.apply(self, idx)
+    return AdvancedIndex.apply(self, idx, *index_tensors(index))
 
 
 Tensor.__getitem__ = getitem

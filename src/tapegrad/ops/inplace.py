@@ -13,6 +13,8 @@ view onto a fresh view of the new base, as torch does.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import _dtype
@@ -24,7 +26,7 @@ from ..autograd.graph import AccumulateGrad, VersionCounter, user_frame
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, check_operand
-from .indexing import convert_index
+from .indexing import AdvancedIndex, convert_index, index_tensors
 
 
 def _name(x):
@@ -360,19 +362,20 @@ class FillTensor(ArrayFunction, name="FillBackward3"):
         return g * 0.0, g.sum()
 
 
-class MaskedFill(ArrayFunction, name="MaskedFillBackward0"):
+class MaskedFill(ArrayFunction, name="MaskedFillBackward0", nondiff=(1,)):
     """self.masked_fill_(mask, value). Gradient: grad where not mask to self; sum of grad where
-    mask to a tensor value. ``mask`` is passed as an array (no edge)."""
+    mask to a tensor value. ``mask``: a bool Tensor (no edge) or array."""
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        m = np.broadcast_to(mask, x.shape)
-        ctx.save_for_backward(m)   # saved, so freed by backward as torch frees its mask
-        return np.where(m, value, x).astype(x.dtype)
+        # saved: version-checked and freed by backward, as torch's mask
+        ctx.save_for_backward(mask)
+        return np.where(np.broadcast_to(mask, x.shape), value, x).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, g):
         m, = ctx.saved_tensors
+        m = _make(np.broadcast_to(m._data, g._data.shape))
         return g * _make(~m._data), None, (g * m).sum()
 
 
@@ -380,23 +383,26 @@ class MaskedFillTensor(MaskedFill, name="MaskedFillBackward1"):
     """masked_fill with a 0-d tensor value (torch's masked_fill.Tensor)."""
 
 
-class IndexPut(ArrayFunction, name="IndexPutBackward0"):
-    """self[idx] = values (advanced index). Gradient: grad with zeros at idx to self; grad[idx]
-    (summed back to the values' shape) to the values."""
+class IndexPut(ArrayFunction, name="IndexPutBackward0", nondiff=range(3, sys.maxsize)):
+    """self[idx] = values (advanced index ``idx``; ``tensors``: the index Tensors in it, see
+    indexing.index_tensors). Gradient: grad with zeros at idx to self; grad[idx] (summed back to
+    the values' shape) to the values."""
 
     @staticmethod
-    def forward(ctx, x, values, idx):
-        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its indices
+    def forward(ctx, x, values, idx, *tensors):
+        # saved: freed by backward, and the tensors version-checked, as torch's indices
+        ctx.save_for_backward(idx, *tensors)
         out = x.copy()
         out[idx] = values
         return out
 
     @staticmethod
     def backward(ctx, g):
-        idx, = ctx.saved_tensors
+        idx, *tensors = ctx.saved_tensors
         mask = np.ones(g._data.shape, g._data.dtype)
         mask[idx] = 0
-        return g * _make(mask), g[idx], None
+        return (g * _make(mask), AdvancedIndex.apply(g, idx, *tensors), None) + \
+            (None,) * len(tensors)
 
 
 # ---- public in-place ops ------------------------------------------------------------------------
@@ -530,14 +536,16 @@ def masked_fill_(self, mask, value):
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_dtype.from_numpy_dtype(m.dtype)}")
-    return inplace(self, MaskedFill, (m, value), "masked_fill_")
+    return inplace(self, MaskedFill, (mask if isinstance(mask, Tensor) else m, value),
+                   "masked_fill_")
 
 
 @op("masked_fill")
 def masked_fill(input, mask, value):
     """Out-of-place masked_fill: a copy with elements where ``mask`` is True set to ``value``."""
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
-    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, m, value)
+    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(
+        input, mask if isinstance(mask, Tensor) else m, value)
 
 
 def _masked_fill_path(idx, value):
@@ -639,7 +647,7 @@ def setitem(self, index, value):
     if not isinstance(value, Tensor):
         value = _make(np.asarray(value, dtype=self._data.dtype))
     old = _alias(self)
-    r = IndexPut.apply(old, value, idx)
+    r = IndexPut.apply(old, value, idx, *index_tensors(index))
     _check_inference_write(self, "__setitem__")
     _write_and_rebase(self, old, r)
 

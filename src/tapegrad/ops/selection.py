@@ -22,14 +22,15 @@ def _coords(idx, axis):
     return tuple(co)
 
 
-class Gather(ArrayFunction, name="GatherBackward0"):
+class Gather(ArrayFunction, name="GatherBackward0", nondiff=(2,)):
     """out[i][j] = x[index[i][j]][j] (for dim 0; likewise for other dims). derivatives.yaml
-    gather_backward: zeros.scatter_add(dim, index, grad)."""
+    gather_backward: zeros.scatter_add(dim, index, grad). ``idx``: the index Tensor."""
 
     @staticmethod
     def forward(ctx, x, axis, idx):
         ctx.in_shape, ctx.axis = x.shape, axis
-        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its index
+        # saved: version-checked and freed by backward, as torch's index
+        ctx.save_for_backward(idx)
         if x.ndim == 0:
             return x.reshape(idx.shape).copy()
         return x[_coords(idx, axis)]
@@ -37,10 +38,10 @@ class Gather(ArrayFunction, name="GatherBackward0"):
     @staticmethod
     def backward(ctx, g):
         idx, = ctx.saved_tensors
-        return ScatterAdd.apply(g, ctx.in_shape, ctx.axis, idx._data), None, None
+        return ScatterAdd.apply(g, ctx.in_shape, ctx.axis, idx), None, None
 
 
-class ScatterAdd(ArrayFunction, name="ScatterAddBackward0"):
+class ScatterAdd(ArrayFunction, name="ScatterAddBackward0", nondiff=(3,)):
     """zeros(shape) with ``g`` added at ``idx`` along ``axis``. Derivative: gather at idx."""
 
     @staticmethod
@@ -57,7 +58,7 @@ class ScatterAdd(ArrayFunction, name="ScatterAddBackward0"):
     @staticmethod
     def backward(ctx, gg):
         idx, = ctx.saved_tensors
-        return Gather.apply(gg, ctx.axis, idx._data), None, None, None
+        return Gather.apply(gg, ctx.axis, idx), None, None, None
 
 
 def _index_array(index, op_name, allowed=("int64",), msg=None):
@@ -108,17 +109,24 @@ def gather(input, dim, index, *, sparse_grad=False):
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx.min() if idx.min() < 0 else idx.max()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {axis} with size {size}")
-    return Gather.apply(input, axis, idx)
+    return Gather.apply(input, axis, index)
 
 
-class IndexSelect(ArrayFunction, name="IndexSelectBackward0"):
-    """The slices ``idx`` (1-D) of ``x`` along ``axis``. derivatives.yaml
-    index_select_backward: zeros.index_add(dim, index, grad)."""
+def _flat_index(index):
+    """index_select's index (a 0-d or 1-D int64/int32 array) as a 1-D int64 array."""
+    return index.reshape(-1).astype(np.int64, copy=False)
+
+
+class IndexSelect(ArrayFunction, name="IndexSelectBackward0", nondiff=(2,)):
+    """The slices ``index`` (the index Tensor, 0-d or 1-D) of ``x`` along ``axis``.
+    derivatives.yaml index_select_backward: zeros.index_add(dim, index, grad)."""
 
     @staticmethod
-    def forward(ctx, x, axis, idx):
+    def forward(ctx, x, axis, index):
         ctx.in_shape, ctx.axis = x.shape, axis
-        ctx.save_for_backward(idx)   # saved, so freed by backward as torch frees its index
+        # saved: version-checked and freed by backward, as torch's index
+        ctx.save_for_backward(index)
+        idx = _flat_index(index)
         if x.ndim == 0:
             return x.reshape(idx.shape).copy()
         return np.take(x, idx, axis=axis)
@@ -126,10 +134,10 @@ class IndexSelect(ArrayFunction, name="IndexSelectBackward0"):
     @staticmethod
     def backward(ctx, g):
         idx, = ctx.saved_tensors
-        return IndexAdd.apply(g, ctx.in_shape, ctx.axis, idx._data), None, None
+        return IndexAdd.apply(g, ctx.in_shape, ctx.axis, idx), None, None
 
 
-class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
+class IndexAdd(ArrayFunction, name="IndexAddBackward0", nondiff=(3,)):
     """zeros(shape) with the slices of ``g`` added at ``idx`` along ``axis``. Derivative:
     index_select at idx."""
 
@@ -142,13 +150,13 @@ class IndexAdd(ArrayFunction, name="IndexAddBackward0"):
             z += g.sum()
             return z
         zt = np.moveaxis(z, axis, 0)
-        np.add.at(zt, idx, np.moveaxis(g, axis, 0))
+        np.add.at(zt, _flat_index(idx), np.moveaxis(g, axis, 0))
         return z
 
     @staticmethod
     def backward(ctx, gg):
         idx, = ctx.saved_tensors
-        return IndexSelect.apply(gg, ctx.axis, idx._data), None, None, None
+        return IndexSelect.apply(gg, ctx.axis, idx), None, None, None
 
 
 @op("index_select")
@@ -172,10 +180,10 @@ def index_select(input, dim, index):
                        "index_select(): Expected dtype int32 or int64 for index")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    idx = idx.reshape(-1)
+    idx = _flat_index(idx)
     x = input._data
     axis = _wrap_dim(dim, max(x.ndim, 1), "index_select")
     size = x.shape[axis] if x.ndim else 1
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         raise IndexError("index out of range in self")
-    return IndexSelect.apply(input, axis, idx)
+    return IndexSelect.apply(input, axis, index)
