@@ -20,7 +20,7 @@ import numpy as np
 from .._tensor import Tensor, _make
 from ..ops.shape import sum_to_size
 from .grad_mode import enable_grad, set_grad_enabled
-from .graph import FREED, AccumulateGrad, sole_holder
+from .graph import EXACT_REFCOUNTS, FREED, AccumulateGrad, sole_holder
 
 __all__ = ["run_backward", "call_node"]
 
@@ -326,7 +326,8 @@ def _owned(g, seen, holders):
     views are referenced from anywhere else: ``holders`` is the number of references to ``g``
     the caller accounts for (including this parameter and getrefcount's argument)."""
     arr = g._data
-    if id(arr) in seen or not arr.flags.writeable or sys.getrefcount(g) > holders:
+    if not EXACT_REFCOUNTS or id(arr) in seen or not arr.flags.writeable or \
+            sys.getrefcount(g) > holders:
         return False
     # references to arr: g's slot, the local, getrefcount's argument
     if sys.getrefcount(arr) > 3:
@@ -378,7 +379,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 arr = g._data if _owned(g, seen, entries[id(g)] + 3) else g._data.copy()
                 seen.add(id(arr))
                 t._grad = _make(arr)
-        elif create_graph or hooked:
+        elif create_graph or hooked or t.grad_fn is not None:
+            # (a retained non-leaf gradient is replaced, not added to in place, as torch: a
+            # .grad the user kept from an earlier backward keeps its value)
             t._grad = t._grad + g
         else:
             t._grad._data += g._data

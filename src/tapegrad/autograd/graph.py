@@ -45,6 +45,16 @@ def user_frame():
     return None
 
 
+# The reference counts the in-place fast paths compare against (sole_holder, the engine's _owned)
+# are those of CPython 3.11-3.13 with the GIL, measured on each: 3.10 keeps extra references to
+# call arguments (the fast paths would never apply), and a free-threaded build or a later
+# CPython may count fewer (borrowed references), which could let a gradient someone else holds
+# be written in place. Elsewhere every gradient is copied: correct, a little slower.
+EXACT_REFCOUNTS = (sys.implementation.name == "cpython"
+                   and (3, 11) <= sys.version_info[:2] <= (3, 13)
+                   and getattr(sys, "_is_gil_enabled", lambda: True)())
+
+
 def sole_holder(t, shape, dtype, holders: int) -> bool:
     """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
     caller can see it: the array owns its memory, is writeable, has ``shape`` and ``dtype`` (any,
@@ -54,7 +64,7 @@ def sole_holder(t, shape, dtype, holders: int) -> bool:
     backward writes its result into one."""
     arr = t._data
     # references to the array: t's slot, the local, getrefcount's argument
-    return (arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
+    return (EXACT_REFCOUNTS and arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
             and sys.getrefcount(t) <= holders
             and (shape is None or (arr.shape == shape and arr.dtype == dtype)))
 
