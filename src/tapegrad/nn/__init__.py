@@ -1,8 +1,9 @@
 """``tapegrad.nn``: neural-network building blocks shaped like ``torch.nn``.
 
 ``Module`` (the base class), ``Parameter``, layers (``Linear``, ``Sequential``, activations,
-``Flatten``, ``Identity``), losses (``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``), plus the
-``functional`` and ``init`` submodules.
+``Flatten``, ``Identity``), losses (``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss``, ``BCELoss``,
+``BCEWithLogitsLoss``, ``L1Loss``, ``SmoothL1Loss``, ``HuberLoss``, ``KLDivLoss``,
+``PoissonNLLLoss``), plus the ``functional`` and ``init`` submodules.
 """
 from .parameter import Parameter
 from . import functional, init

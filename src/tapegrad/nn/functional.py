@@ -1,8 +1,9 @@
 """``tapegrad.nn.functional``: the stateless forms of the layers, as ``torch.nn.functional``.
 
 Everything registered with ``functional=True`` in :mod:`tapegrad.ops` (linear, softmax,
-log_softmax, nll_loss, cross_entropy, mse_loss, ...) is exposed here under its name, plus the
-activations relu, tanh and sigmoid.
+log_softmax, nll_loss, cross_entropy, mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
+poisson_nll_loss, ...) is exposed here under its name, plus the activations relu, tanh and
+sigmoid.
 """
 
 from .. import ops as _ops

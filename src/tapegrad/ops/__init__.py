@@ -6,5 +6,6 @@ Importing this package attaches each op to the ``tapegrad`` namespace and to ``T
 from . import _registry  # noqa: F401
 from . import pointwise, reduction, shape, indexing, linalg, nn_ops, inplace  # noqa: F401
 from . import selection, contraction, methods, nn_extra  # noqa: F401
+from . import losses  # noqa: F401
 
 PUBLIC = _registry.PUBLIC

@@ -619,7 +619,124 @@ def s_mse_loss(make, dt):
             S(make(3, 4), (make(3, 4),), {"reduction": "sum"}, name="sum"),
             S(make(3, 4), (make(3, 4),), {"reduction": "none"}, name="none"),
             S(make(), (make(),), name="0d"),
-            S(make(3, 4), (make(4),), name="bcast")]
+            S(make(3, 4), (make(4),), name="bcast"),
+            S(make(3, 1), (make(4),), name="bcast_both"),
+            S(make(3, 4), (NoGrad(np.arange(12, dtype=np.int64).reshape(3, 4) % 3),),
+              name="int_target"),
+            *_weighted_loss_samples(make)]
+
+
+def _weighted_loss_samples(make, **kw):
+    """The ``weight=`` samples shared by mse_loss, l1_loss and huber_loss (torch 2.13): the
+    weight has the input's shape and may require grad; it broadcasts against a larger target."""
+    w = {**kw, "weight": make(3, 4, low=0.5, high=2.0)}
+    return [S(make(3, 4), (make(3, 4),), w, name="weight_mean"),
+            S(make(3, 4), (make(3, 4),), {**w, "reduction": "sum"}, name="weight_sum"),
+            S(make(3, 4), (make(3, 4),), {**w, "reduction": "none"}, name="weight_none"),
+            S(make(4), (make(3, 4),), {**kw, "weight": make(4, low=0.5, high=2.0)},
+              name="weight_bcast"),
+            S(make(), (make(),), {**kw, "weight": make(low=0.5, high=2.0)}, name="weight_0d"),
+            S(make(0, 3), (make(0, 3),), {**kw, "weight": make(0, 3), "reduction": "sum"},
+              name="weight_empty"),
+            # 'mean' of nothing is 0 / 0 = nan, which reaches the second derivative too
+            S(make(0, 3), (make(0, 3),), {**kw, "weight": make(0, 3)}, name="weight_empty_mean",
+              gradgradcheck=False),
+            S(make(3, 4), (make(3, 4),),
+              {**kw, "weight": NoGrad(np.tile(np.array([1, 0, 2, 1], np.int64), (3, 1)))},
+              name="weight_int")]
+
+
+def _elementwise_loss_samples(make, **kw):
+    """Samples for an elementwise regression loss: each reduction, broadcasting (one and both
+    operands expanded), 0-d, empty, a target that does not require grad, and the legacy flags."""
+    return [S(make(3, 4), (make(3, 4),), {**kw}, name="mean"),
+            S(make(3, 4), (make(3, 4),), {**kw, "reduction": "sum"}, name="sum"),
+            S(make(3, 4), (make(3, 4),), {**kw, "reduction": "none"}, name="none"),
+            S(make(), (make(),), {**kw}, name="0d"),
+            S(make(3, 4), (make(4),), {**kw}, name="bcast"),
+            S(make(3, 1), (make(4),), {**kw, "reduction": "none"}, name="bcast_both"),
+            S(make(), (make(3),), {**kw, "reduction": "sum"}, name="bcast_0d"),
+            S(make(0, 3), (make(0, 3),), {**kw}, name="empty"),
+            S(make(0, 3), (make(0, 3),), {**kw, "reduction": "sum"}, name="empty_sum"),
+            S(make(2, 3), (NoGrad(make(2, 3)),), {**kw}, name="nograd_target")]
+
+
+def s_l1_loss(make, dt):
+    return _elementwise_loss_samples(make) + _weighted_loss_samples(make) + [
+        S(make(2, 3), (make(2, 3),), {"size_average": False}, name="legacy_sum"),
+        S(make(2, 3), (make(2, 3),), {"reduce": False}, name="legacy_none"),
+        S(_a([1.0, -0.5, 2.0], dt), (_a([1.0, 0.5, 2.0], dt),), name="zero_diff",
+          gradcheck=False)]
+
+
+def s_smooth_l1_loss(make, dt):
+    return _elementwise_loss_samples(make) + [
+        S(make(3, 4), (make(3, 4),), {"beta": 0.5}, name="beta_half"),
+        S(make(3, 4), (make(3, 4),), {"beta": 2.5, "reduction": "none"}, name="beta_big"),
+        S(make(3, 4), (make(3, 4),), {"beta": 0.0}, name="beta0_l1"),
+        S(make(3, 4), (make(4),), {"beta": 0.0, "reduction": "sum"}, name="beta0_bcast"),
+        S(make(2, 3), (make(2, 3),), {"size_average": False}, name="legacy_sum"),
+        # the kinks: d == 0 and |d| == beta (torch's second derivative is 0 at the boundary)
+        S(_a([0.5, 1.0, -1.0, 3.0], dt), (_a([0.5, 0.0, 0.0, 1.0], dt),),
+          {"reduction": "none"}, name="kinks", gradcheck=False)]
+
+
+def s_huber_loss(make, dt):
+    return _elementwise_loss_samples(make) + _weighted_loss_samples(make, delta=0.7) + [
+        S(make(3, 4), (make(3, 4),), {"delta": 0.5}, name="delta_half"),
+        S(make(3, 4), (make(3, 4),), {"delta": 2.5, "reduction": "none"}, name="delta_big"),
+        S(_a([0.5, 1.0, -1.0, 3.0], dt), (_a([0.5, 0.0, 0.0, 1.0], dt),),
+          {"reduction": "none"}, name="kinks", gradcheck=False)]
+
+
+def s_kl_div(make, dt):
+    def p(*shape):
+        return make(*shape, low=0.1, high=1.0)
+    out = []
+    for red in ("mean", "sum", "none", "batchmean"):
+        out.append(S(make(3, 4, low=-3.0, high=-0.1), (p(3, 4),), {"reduction": red},
+                     name=red))
+        out.append(S(make(3, 4, low=-3.0, high=-0.1), (make(3, 4, low=-3.0, high=0.0),),
+                     {"reduction": red, "log_target": True}, name=f"log_target_{red}"))
+    return out + [
+        S(make(), (p(),), {"reduction": "batchmean"}, name="0d_batchmean"),
+        S(make(), (p(),), name="0d"),
+        S(make(3, 4), (p(4),), {"reduction": "batchmean"}, name="bcast"),
+        S(make(4), (p(3, 4),), {"reduction": "none"}, name="bcast_target_bigger"),
+        # the sum of nothing divided by a batch of 0: nan, which reaches the second derivative
+        S(make(0, 3), (p(0, 3),), {"reduction": "batchmean"}, name="empty_batchmean",
+          gradgradcheck=False),
+        S(make(0, 3), (p(0, 3),), name="empty"),
+        S(make(2, 3), (NoGrad(_a([[0.0, 0.5, 0.5], [0.2, 0.0, 0.8]], dt)),),
+          {"reduction": "batchmean"}, name="zero_target"),
+        S(make(2, 3), (p(2, 3),), {"size_average": False}, name="legacy_sum"),
+        S(make(2, 3), (p(2, 3),), {"reduce": False, "reduction": "batchmean"},
+          name="legacy_none_batchmean")]
+
+
+def s_poisson_nll_loss(make, dt):
+    def rate(*shape):
+        return make(*shape, low=0.2, high=2.0)
+
+    def counts(*shape):
+        return make(*shape, low=0.0, high=4.0)
+    out = []
+    for red in ("mean", "sum", "none"):
+        out.append(S(make(3, 4), (counts(3, 4),), {"reduction": red}, name=red))
+    return out + [
+        S(rate(3, 4), (counts(3, 4),), {"log_input": False}, name="rate"),
+        S(rate(3, 4), (counts(3, 4),), {"log_input": False, "eps": 0.5, "reduction": "sum"},
+          name="rate_eps"),
+        S(make(3, 4), (make(3, 4, low=0.2, high=4.0),), {"full": True}, name="full"),
+        S(rate(3, 4), (make(3, 4, low=0.2, high=4.0),),
+          {"full": True, "log_input": False, "reduction": "none"}, name="full_rate"),
+        S(make(2, 3), (NoGrad(_a([[0.0, 1.0, 2.0], [3.0, 0.0, 5.0]], dt)),), {"full": True},
+          name="full_integer_counts"),
+        S(make(), (counts(),), name="0d"),
+        S(make(3, 4), (counts(4),), name="bcast"),
+        S(make(4), (counts(3, 4),), {"reduction": "none"}, name="bcast_target_bigger"),
+        S(make(0, 3), (counts(0, 3),), name="empty"),
+        S(make(2, 3), (counts(2, 3),), {"size_average": False}, name="legacy_sum")]
 
 
 def s_getitem(make, dt):
@@ -1194,6 +1311,12 @@ op_db: list[OpInfo] = [
     _F("one_hot", sample_inputs_func=s_one_hot, supports_grad=False),
     _F("binary_cross_entropy", sample_inputs_func=s_bce),
     _F("binary_cross_entropy_with_logits", sample_inputs_func=s_bce_logits),
+    # regression and divergence losses (ops/losses.py)
+    _F("l1_loss", sample_inputs_func=s_l1_loss),
+    _F("smooth_l1_loss", sample_inputs_func=s_smooth_l1_loss),
+    _F("huber_loss", sample_inputs_func=s_huber_loss),
+    _F("kl_div", sample_inputs_func=s_kl_div),
+    _F("poisson_nll_loss", sample_inputs_func=s_poisson_nll_loss),
 ]
 
 op_db_by_name = {o.name: o for o in op_db}

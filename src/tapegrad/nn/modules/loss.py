@@ -1,5 +1,5 @@
-"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, BCELoss, BCEWithLogitsLoss (thin wrappers
-over nn.functional)."""
+"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, BCELoss, BCEWithLogitsLoss, L1Loss,
+SmoothL1Loss, HuberLoss, KLDivLoss, PoissonNLLLoss (thin wrappers over nn.functional)."""
 from __future__ import annotations
 
 import warnings
@@ -8,7 +8,8 @@ from .. import functional as F
 from .module import Module
 from ...autograd.graph import user_stacklevel
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss",
+           "SmoothL1Loss", "HuberLoss", "KLDivLoss", "PoissonNLLLoss"]
 
 
 def _legacy_reduction(size_average, reduce, emit_warning=True):
@@ -106,3 +107,71 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error ``|input - target|`` ('mean', 'sum' or 'none'); see
+    ``nn.functional.l1_loss`` for shapes, dtypes and errors."""
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Smooth L1 loss: quadratic (0.5 d**2 / beta) where |input - target| < ``beta``, linear
+    (|d| - 0.5 beta) elsewhere; ``beta=0`` is the L1 loss. See ``nn.functional.smooth_l1_loss``
+    (RuntimeError for a negative beta, at the forward)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Huber loss: quadratic (0.5 d**2) where |input - target| < ``delta``, linear
+    (delta (|d| - 0.5 delta)) elsewhere; the result has the input's dtype. TypeError (at
+    construction, as torch) for a ``delta`` that is not a float or int; RuntimeError at the
+    forward for delta <= 0. See ``nn.functional.huber_loss``."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        if not isinstance(delta, (float, int)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of log-probabilities ``input`` against ``target``
+    (probabilities, or log-probabilities with ``log_target=True``). ``reduction='batchmean'``
+    gives the divergence per sample; the default 'mean' divides by every element and warns, as
+    torch. See ``nn.functional.kl_div``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood of ``target`` given a rate (``log_input=False``) or
+    log-rate (``log_input=True``, the default) ``input``, with Stirling's term when ``full``
+    and ``eps`` guarding log(0). See ``nn.functional.poisson_nll_loss``."""
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
