@@ -1,6 +1,7 @@
 """Index and mask tensors an op saves are version-checked, as torch's saved variables: one changed
 in place between forward and backward makes backward raise (it used to give a silently wrong
 gradient), while the graph keeps no edge for them (next_functions as torch)."""
+import numpy as np
 import pytest
 
 import tapegrad as tg
@@ -15,6 +16,8 @@ INDEX_OPS = {
     "getitem_two": lambda x, i: x[i, i],
     "getitem_mixed": lambda x, i: x[i, 1:],
     "gather": lambda x, i: x.gather(0, i.reshape(1, 2)),
+    "nll_loss": lambda x, i: _functional(x).nll_loss(x, i),
+    "cross_entropy": lambda x, i: _functional(x).cross_entropy(x, i),
 }
 MASK_OPS = {
     "getitem_mask": lambda x, m: x[m],
@@ -28,6 +31,12 @@ SETITEM = {
     "setitem_mask": lambda x, i, m: _set(x, m),
     "setitem_mask_value_tensor": lambda x, i, m: _set(x, m, x[0, 0] * 3),
 }
+
+
+def _functional(x):
+    """The nn.functional of x's library (tapegrad or torch)."""
+    import importlib
+    return importlib.import_module(type(x).__module__.split(".")[0] + ".nn.functional")
 
 
 def _set(x, index, value=5.0):
@@ -95,7 +104,8 @@ def test_unchanged_index_gives_torchs_gradient_and_graph(name):
                  for f, nr in y.grad_fn.next_functions]
         (y * 2).sum().backward()
         res.append((type(y.grad_fn).__name__, shown, x.grad.tolist()))
-    assert res[0] == res[1]
+    assert res[0][:2] == res[1][:2]
+    np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-6)
 
 
 def test_index_changed_after_backward_is_fine():
@@ -144,3 +154,51 @@ def test_index_is_freed_by_backward():
     y.sum().backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.sum().backward()
+
+
+def _weight_changed(lib):
+    F = _functional(lib.ones(1))
+    x = lib.tensor(MAT, requires_grad=True)
+    w = lib.tensor([1.0, 2.0])
+    loss = F.cross_entropy(x, lib.tensor([1, 0]), weight=w)
+    w.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_class_weight_changed_before_backward_raises():
+    _weight_changed(tg)
+
+
+def test_class_weight_changed_before_backward_raises_in_torch_too():
+    _weight_changed(pytest.importorskip("torch"))
+
+
+def _weight_requiring_grad(lib):
+    F = _functional(lib.ones(1))
+    x, t = lib.tensor(MAT), lib.tensor([1, 0])
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    with lib.no_grad():
+        ok = F.nll_loss(x, t, weight=w).item()
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.nll_loss(x, t, weight=w)
+    return ok
+
+
+def test_class_weight_requiring_grad_raises_as_torch():
+    assert _weight_requiring_grad(tg) == pytest.approx(-7 / 3)
+
+
+def test_class_weight_requiring_grad_raises_in_torch_too():
+    assert _weight_requiring_grad(pytest.importorskip("torch")) == pytest.approx(-7 / 3)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8", "bool", "float32"])
+def test_nll_target_dtype_other_than_long_or_byte_raises_as_torch(dtype):
+    for lib in (tg, pytest.importorskip("torch")):
+        F = _functional(lib.ones(1))
+        t = lib.tensor([1, 0]).to(getattr(lib, dtype))
+        with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte"):
+            F.nll_loss(lib.tensor(MAT), t)
+    F = _functional(tg.ones(1))
+    assert F.nll_loss(tg.tensor(MAT), tg.tensor([1, 0]).to(tg.uint8)).item() == -2.5

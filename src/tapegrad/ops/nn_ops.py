@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import ArrayFunction
+from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, broadcast_error, to_float
 from .._dtype import scalar_name
@@ -171,15 +172,17 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return LogSoftmax.apply(input, _softmax_dim(input, dim, "log_softmax"))
 
 
-class NllLoss(ArrayFunction, name="NllLossBackward0"):
+class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
     """Negative log-likelihood of class indices. Arguments: log-probabilities (N, C) or (C,),
-    targets (N,) / () as an int64 array, class weights array or None, reduction, ignore_index."""
+    targets (N,) / () (an integer Tensor), class weights (a Tensor) or None, reduction,
+    ignore_index. The targets and weights are saved (version-checked in backward, as torch) but
+    get no gradient."""
 
     @staticmethod
     def forward(ctx, logp, target, weight, reduction, ignore_index):
         batched = logp.ndim == 2
         lp = logp if batched else logp[None]
-        tg = target.reshape(-1)
+        tg = target.reshape(-1).astype(np.int64, copy=False)
         n = lp.shape[0]
         rows = np.arange(n)
         valid = tg != ignore_index
@@ -193,7 +196,9 @@ class NllLoss(ArrayFunction, name="NllLossBackward0"):
             w = w.astype(lp.dtype, copy=False)
             losses = -lp[rows, safe] * w
         ctx.meta = (lp.shape, rows, w, reduction, batched)
-        ctx.save_for_backward(safe)   # the targets, freed by backward as torch frees its own
+        # the targets as used, and the tensors given: freed by backward and version-checked,
+        # as torch's saved target and weight
+        ctx.save_for_backward(safe, target, weight)
         if reduction == "none":
             return losses if batched else losses.reshape(())
         total = losses.sum()
@@ -205,7 +210,7 @@ class NllLoss(ArrayFunction, name="NllLossBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        safe, = ctx.saved_tensors
+        safe, _, _ = ctx.saved_tensors
         shape, rows, w, reduction, batched = ctx.meta
         coef = -1.0 if w is None else -w
         if reduction == "mean":
@@ -237,10 +242,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = _reduction(size_average, reduce, reduction, _reduction_hint("nll_loss"))
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
-    if target._data.dtype.kind not in "iu":
-        raise RuntimeError(f"nll_loss: expected target of an integer dtype (class indices), got "
-                           f"{target.dtype}; for class probabilities use cross_entropy with a "
-                           f"floating target of the input's shape")
+    tdt = target._data.dtype
+    if tdt != np.int64 and tdt != np.uint8:
+        hint = ("for class probabilities use cross_entropy with a floating target of the "
+                "input's shape" if tdt.kind == "f" else "convert the class indices with .long()")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
+                           f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
     nd = input._data.ndim
     if nd not in (1, 2):
         raise ValueError(f"nll_loss: expected input of 1 or 2 dimensions (N, C), got {nd}-D input "
@@ -257,8 +264,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if bad.any():
         raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: nll_loss targets "
                          f"must be class indices in [0, {c - 1}] (input has {c} classes)")
-    w = weight._data if isinstance(weight, Tensor) else weight
-    return NllLoss.apply(input, t, w, reduction, ignore_index)
+    if isinstance(weight, Tensor) and weight._requires_grad and _grad_state.record:
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to "
+                           "argument 'weight'. This input cannot have requires_grad True. (nll_loss "
+                           "and cross_entropy take class weights as constants: pass "
+                           "weight.detach())")
+    if weight is not None and not isinstance(weight, Tensor):
+        weight = _make(np.asarray(weight))
+    return NllLoss.apply(input, target, weight, reduction, ignore_index)
 
 
 @op("cross_entropy", functional=True, method=False, namespace=False)
