@@ -1319,6 +1319,13 @@ op_db: list[OpInfo] = [
     _F("poisson_nll_loss", sample_inputs_func=s_poisson_nll_loss),
 ]
 
+# the rows of later op groups, each kept in its own module next to this one
+from . import op_db_activations, op_db_normalization, op_db_scatter  # noqa: E402
+
+_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter)
+for _group in _GROUPS:
+    op_db += _group.rows
+
 op_db_by_name = {o.name: o for o in op_db}
 assert len(op_db_by_name) == len(op_db), "duplicate OpInfo names"
 
@@ -1341,3 +1348,5 @@ expected_node_name_differences: dict = {
     ("einsum", None): "einsum is one primitive (EinsumBackward0); torch records the "
                       "permute/bmm/view chain it lowers to",
 }
+for _group in _GROUPS:
+    expected_node_name_differences.update(_group.name_differences)

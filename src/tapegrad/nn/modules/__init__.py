@@ -1,17 +1,17 @@
-"""The layers: Module and its subclasses."""
-from .module import Module
-from .linear import Identity, Linear
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
-from .container import ModuleDict, ModuleList, Sequential
-from .conv import Conv2d
-from .dropout import Dropout
-from .flatten import Flatten
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MSELoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss)
-from .pooling import MaxPool2d
+"""The layers: Module and its subclasses. Each module file lists its layers in ``__all__``."""
+from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
+               pooling, sparse)
+from .activation import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .module import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
 
-__all__ = ["Module", "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax",
-           "LogSoftmax", "Sequential", "ModuleList", "ModuleDict", "Conv2d", "MaxPool2d",
-           "Dropout", "Flatten", "CrossEntropyLoss", "MSELoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
-           "PoissonNLLLoss"]
+__all__ = [name for m in (module, linear, activation, container, conv, pooling, dropout, flatten,
+                          loss, normalization, sparse) for name in m.__all__]

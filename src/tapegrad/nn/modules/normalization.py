@@ -1,0 +1,2 @@
+"""Normalization layers."""
+__all__: list = []

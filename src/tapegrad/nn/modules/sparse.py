@@ -1,0 +1,2 @@
+"""Embedding layers."""
+__all__: list = []
