@@ -279,8 +279,10 @@ def test_float16_values_and_gradients_match_torch_bitwise(name):
     assert np.array_equal(res[0][0], res[1][0]) and np.array_equal(res[0][1], res[1][1])
 
 
-@pytest.mark.xfail(strict=True, reason="open: rsqrt's float16 backward is a composite of half ops "
-                   "(g * y*y*y * -0.5), torch rounds once; its forward differs at 5 of 2001 points")
+@pytest.mark.xfail(strict=True, reason="open: torch's rsqrt kernel rounds the half square root "
+                   "first in its element-at-a-time loop (the last elements of a contiguous run, "
+                   "or a strided one): 5 of 2001 values differ by an ulp; see "
+                   "test_float16_numerics.py")
 def test_float16_rsqrt_matches_torch_bitwise():
     torch = pytest.importorskip("torch")
     import numpy as np

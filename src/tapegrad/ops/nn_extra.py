@@ -56,6 +56,12 @@ def _gelu_d2(x, approximate):
     return exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x)
 
 
+def _in_float32(a):
+    """A float16 array as float32 (torch computes half gelu and its gradient in float32 and
+    rounds once); other arrays as they are."""
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
 class Gelu(ArrayFunction, name="GeluBackward0"):
     """x * Phi(x) (Phi: the standard normal CDF, via erf), or its tanh approximation.
     derivatives.yaml gelu_backward."""
@@ -64,11 +70,12 @@ class Gelu(ArrayFunction, name="GeluBackward0"):
     def forward(ctx, x, approximate):
         ctx.approximate = approximate
         ctx.save_for_backward(x)
+        dt = x.dtype
+        x = _in_float32(x)
         if approximate == "tanh":
             inner = _K * (x + _C * x * x * x)
-            return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype, copy=False)
-        return (x * (0.5 * (1 + _erf_array(x * x.dtype.type(_SQRT1_2))))).astype(x.dtype,
-                                                                                copy=False)
+            return (0.5 * x * (1 + np.tanh(inner))).astype(dt, copy=False)
+        return (x * (0.5 * (1 + _erf_array(x * x.dtype.type(_SQRT1_2))))).astype(dt, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -84,7 +91,8 @@ class GeluGrad(ArrayFunction, name="GeluBackwardBackward0"):
     def forward(ctx, g, x, approximate):
         ctx.approximate = approximate
         ctx.save_for_backward(g, x)
-        return (g * _gelu_d1_array(x, approximate)).astype(x.dtype, copy=False)
+        return (_in_float32(g) * _gelu_d1_array(_in_float32(x), approximate)).astype(x.dtype,
+                                                                                    copy=False)
 
     @staticmethod
     def backward(ctx, gg):

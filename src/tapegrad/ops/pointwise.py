@@ -1091,6 +1091,9 @@ class Rsqrt(ArrayFunction, name="RsqrtBackward0"):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
+        if y._data.dtype is _HALF:
+            # torch's order, each product rounded to half (result ** 3 rounds once)
+            return g * -0.5 * y ** 3
         return g * (y * y * y) * -0.5
 
 
@@ -1182,6 +1185,11 @@ class Erf(ArrayFunction, name="ErfBackward0"):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
+        if x._data.dtype is _HALF:
+            # torch's order, 2 / sqrt(pi) * exp(-x ** 2) * grad, each step rounded to half, with
+            # exp and the constant's product computed in float32
+            e = exp(-(x * x).float()).half()
+            return (e.float() * 1.1283791670955126).half() * g
         return g * exp(x * x * -1.0) * 1.1283791670955126
 
 
