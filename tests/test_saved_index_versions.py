@@ -25,12 +25,21 @@ MASK_OPS = {
     "masked_fill_tensor_value": lambda x, m: x.masked_fill(m, x.new_tensor(0.5)),
     "masked_fill_broadcast_mask": lambda x, m: x.masked_fill(m[0], 0.5),
     "masked_fill_": lambda x, m: (x * 1).masked_fill_(m, 0.5),
+    "where_number_other": lambda x, m: _lib(x).where(m, x, 0.0),
+    "where_number_input": lambda x, m: _lib(x).where(m, 0.0, x),
+    "where_tensors": lambda x, m: _lib(x).where(m, x, x * 3),
 }
 SETITEM = {
     "setitem_index": lambda x, i, m: _set(x, i),
     "setitem_mask": lambda x, i, m: _set(x, m),
     "setitem_mask_value_tensor": lambda x, i, m: _set(x, m, x[0, 0] * 3),
 }
+
+
+def _lib(x):
+    """x's library (tapegrad or torch)."""
+    import importlib
+    return importlib.import_module(type(x).__module__.split(".")[0])
 
 
 def _functional(x):

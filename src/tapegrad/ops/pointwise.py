@@ -632,13 +632,15 @@ def _minmax_backward(ctx, g, wins):
     return ga, gb
 
 
-class Where(ArrayFunction, name="WhereBackward0", scalar_edges=3):
+class Where(ArrayFunction, name="WhereBackward0", scalar_edges=3, nondiff=(0,)):
     """where(cond, a, b). derivatives.yaml: self: where(cond, grad, 0); other: where(cond, 0, grad).
-    ``cond`` is passed as an array so it is not an edge (torch shows no edge for it)."""
+    ``cond`` (a bool Tensor, or an array) gets no edge, as in torch's graph; a number a or b
+    shows as (None, 0) in next_functions, as torch's wrapped number does."""
 
     @staticmethod
     def forward(ctx, cond, a, b):
-        ctx.save_for_backward(cond)   # saved, so freed by backward as torch frees its condition
+        # saved: version-checked and freed by backward, as torch's condition
+        ctx.save_for_backward(cond)
         a, b = promote(a, b)
         return np.where(cond, a, b)
 
@@ -649,8 +651,6 @@ class Where(ArrayFunction, name="WhereBackward0", scalar_edges=3):
         gb = where(c, 0.0, g) if ctx.needs(2) else None
         return None, ga, gb
 
-
-Where._backward_cls._scalar_edges = 0
 
 
 class DivMode(ArrayFunction, name="DivBackward2", scalar_edges=2):
@@ -875,7 +875,8 @@ def where(condition, input=None, other=None):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         a, b = promote(input, other)
         return _make(np.where(cond, a, b))
-    return Where.apply(cond, check_operand(input, "where"), check_operand(other, "where"))
+    return Where.apply(condition if isinstance(condition, Tensor) else cond,
+                       check_operand(input, "where"), check_operand(other, "where"))
 
 
 def _to(self, *args, **kwargs):
