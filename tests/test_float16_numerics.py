@@ -131,3 +131,33 @@ def test_float32_and_float64_not_routed_through_the_float16_code(name):
         np.testing.assert_allclose(y.detach().numpy(), exact[0], rtol=tol, atol=tol)
         if exact[1] is not None:
             np.testing.assert_allclose(x.grad.numpy(), exact[1], rtol=tol, atol=tol)
+
+
+SUMS = {
+    "sum": lambda t: t.sum(),
+    "sum_dim0": lambda t: t.sum(0),
+    "sum_dim1": lambda t: t.sum(1, keepdim=True),
+    "mean_dim0": lambda t: t.mean(0),
+    "cumsum_dim0": lambda t: t.cumsum(0),
+    "cumsum_dim1": lambda t: t.cumsum(1),
+}
+
+
+@pytest.mark.parametrize("name", list(SUMS))
+def test_float16_sums_accumulate_in_float32_as_torch(torch, name):
+    # NumPy adds float16 along a non-contiguous axis in float16; torch accumulates in float32
+    x = np.random.default_rng(0).standard_normal((3, 700)).astype(H)
+    ours, theirs = (SUMS[name](lib.tensor(x)).numpy() for lib in (tg, torch))
+    assert ours.dtype == np.float16
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_float16_broadcast_gradient_summed_in_float32_as_torch(torch):
+    # the engine sums a broadcast gradient back to the input's shape: in float32, rounded once
+    res = []
+    for lib in (tg, torch):
+        w = lib.tensor(np.linspace(-1, 1, 70).astype(H), requires_grad=True)
+        big = lib.tensor(np.random.default_rng(1).standard_normal((300, 70)).astype(H))
+        (w * big).sum().backward()
+        res.append(w.grad.numpy())
+    np.testing.assert_array_equal(res[0], res[1])

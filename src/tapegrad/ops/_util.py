@@ -7,6 +7,16 @@ from .. import _dtype
 from .._tensor import Tensor, _make, _wrap_dim  # noqa: F401
 
 _nd = np.ndarray
+_HALF = np.dtype(np.float16)
+
+
+def sum_array(x, axis=None, keepdims=False, dtype=None):
+    """``x.sum(axis, keepdims, dtype)`` as an array, a float16 ``x`` summed in float32 and rounded
+    once, as torch accumulates half (NumPy adds float16 along a non-contiguous axis in float16,
+    rounding at every step)."""
+    if dtype is None and x.dtype is _HALF:
+        return np.asarray(x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)).astype(_HALF)
+    return np.asarray(x.sum(axis=axis, keepdims=keepdims, dtype=dtype))
 _OPERAND_TYPES = (Tensor, int, float, bool)
 
 

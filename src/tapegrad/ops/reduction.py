@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import Tensor, _make, dims, to_float
+from ._util import Tensor, _make, dims, sum_array, to_float
 
 _return_types = {}
 
@@ -62,7 +62,7 @@ class SumAll(ArrayFunction, name="SumBackward0"):
     @staticmethod
     def forward(ctx, x, np_dtype):
         ctx.in_shape = x.shape
-        return np.asarray(x.sum(dtype=np_dtype))
+        return sum_array(x, dtype=np_dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -75,7 +75,7 @@ class SumDim(ArrayFunction, name="SumBackward1"):
     @staticmethod
     def forward(ctx, x, axes, keepdim, np_dtype):
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-        return np.asarray(x.sum(axis=axes, keepdims=keepdim, dtype=np_dtype))
+        return sum_array(x, axes, keepdim, np_dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -576,10 +576,13 @@ class Cumsum(ArrayFunction, name="CumsumBackward0"):
         ctx.axis = axis
         if x.ndim == 0:
             return np.array(x, dtype=np_dtype or x.dtype, copy=True)
+        half = np_dtype is None and x.dtype == np.float16    # (accumulated in float32, as torch)
+        acc = np.float32 if half else np_dtype
         if cls._reverse:
-            return np.ascontiguousarray(np.flip(np.cumsum(np.flip(x, axis), axis, dtype=np_dtype),
-                                                axis))
-        return np.cumsum(x, axis, dtype=np_dtype)
+            y = np.ascontiguousarray(np.flip(np.cumsum(np.flip(x, axis), axis, dtype=acc), axis))
+        else:
+            y = np.cumsum(x, axis, dtype=acc)
+        return y.astype(np.float16) if half else y
 
     @classmethod
     def backward(cls, ctx, g):

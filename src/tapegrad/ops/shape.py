@@ -19,7 +19,7 @@ from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import user_stacklevel
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, dims
+from ._util import Tensor, _make, _wrap_dim, dims, sum_array
 
 
 def _shape_arg(shape, fn):
@@ -373,7 +373,7 @@ class SumToSize(ArrayFunction, name="SumBackward1"):
         lead = x.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(
             lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
-        out = x.sum(axis=axes) if axes else x
+        out = sum_array(x, axes) if axes else x
         return out.reshape(shape)
 
     @staticmethod
