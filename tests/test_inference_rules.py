@@ -572,3 +572,28 @@ def test_untracked_views_stay_cheap():
         assert (x * 2)._extra is None
         assert tg.zeros(3, dtype=tg.int64)[0:2]._extra is None
     np.testing.assert_array_equal(x.detach()._data, x._data)
+
+
+def _inplace_under_inference_and_enable_grad(lib):
+    w = lib.ones(3, requires_grad=True)
+    with lib.inference_mode():
+        with lib.enable_grad():
+            w.add_(1)
+            w[:2].mul_(2)
+            w[lib.tensor([0])] = 7.0
+            x = lib.ones(3, dtype=lib.long)
+            x.copy_(w)
+    (w * 2).sum().backward()
+    return w.tolist(), w.requires_grad, w.is_leaf, w._version, x.tolist(), w.grad.tolist()
+
+
+def test_inplace_on_a_leaf_in_inference_mode_even_with_grad_enabled():
+    # inference mode records nothing and checks no autograd rule, even under enable_grad
+    assert _inplace_under_inference_and_enable_grad(tg) == (
+        [7.0, 4.0, 2.0], True, True, 3, [7, 4, 2], [2.0, 2.0, 2.0])
+
+
+def test_inplace_on_a_leaf_in_inference_mode_as_torch():
+    torch = pytest.importorskip("torch")
+    assert _inplace_under_inference_and_enable_grad(tg) == \
+        _inplace_under_inference_and_enable_grad(torch)

@@ -38,7 +38,7 @@ def check_writable(x, opname, operands=()):
     mode on) and storage that cannot be written (an expanded tensor). ``operands``: the op's
     other arguments (a view made in no_grad / inference mode, or output by split, chunk or
     unbind, may be written with grad mode on unless the view or one of them requires grad)."""
-    if _state.grad_enabled:
+    if _state.record:    # (inference mode checks nothing here, as torch)
         if x._base is not None or x._extra is not None:
             meta = _view_creation(x)
             if meta and x._data.dtype.kind == "f" and _requires_grad(x, operands):
@@ -222,7 +222,7 @@ def inplace(x, F, args, opname):
     check_writable(x, opname, args)
     _check_overlap(x, args, opname)
     refresh_if_stale(x)   # x's base may have changed since x's history was recorded
-    recording = _state.grad_enabled and (
+    recording = _state.record and (
         x._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
     if not recording:
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
@@ -515,7 +515,7 @@ def copy_(self, src, non_blocking=False):
     except ValueError:
         raise RuntimeError(f"copy_: the size of src {list(src._data.shape)} must be broadcastable "
                            f"to self's size {list(self._data.shape)}") from None
-    if self._data.dtype.kind != "f" and src._requires_grad and _state.grad_enabled:
+    if self._data.dtype.kind != "f" and src._requires_grad and _state.record:
         return _plain_write(self, src)
     return inplace(self, Copy, (src,), "copy_")
 
@@ -609,7 +609,7 @@ def setitem(self, index, value):
             # index_put refuses a value in the written memory at all, even all of it (x[m] = x)
             _check_overlap(self, (value,), "__setitem__", allow_full=False)
         _check_index_put_shape(self, idx, value)
-    recording = _state.grad_enabled and (
+    recording = _state.record and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
         check_writable(self, "__setitem__", (value,))
