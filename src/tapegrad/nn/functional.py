@@ -13,13 +13,12 @@ globals().update(_FUNCTIONAL)
 
 
 def relu(input, inplace=False):
-    """max(input, 0) elementwise (relu'(0) = 0). ``inplace=True`` needs ``Tensor.relu_``."""
+    """max(input, 0) elementwise (relu'(0) = 0; ReluBackward0). ``inplace=True`` is
+    ``tapegrad.relu_(input)``: writes into input and returns it (ReluBackward0 on the rebased
+    history), with the in-place rules of ops/inplace.py (RuntimeError for a leaf that requires
+    grad with grad mode on, for a view made under no_grad written with grad mode on, ...)."""
     if inplace:
-        fn = getattr(input, "relu_", None)
-        if fn is None:
-            raise NotImplementedError("relu(inplace=True): tapegrad has no in-place relu_ yet; "
-                                      "use inplace=False")
-        return fn()
+        return _PUBLIC["relu_"](input)
     return _PUBLIC["relu"](input)
 
 
