@@ -163,14 +163,16 @@ def test_jacobian_forms_dtypes_and_ignored_arguments_match_torch(create_graph, t
     _same(run, torch)
 
 
-def test_strict_is_accepted_and_ignored():
-    """strict=True is accepted for torch compatibility but not enforced: an independent input
-    gives zeros (torch raises RuntimeError in strict mode)."""
+def test_strict_raises_for_an_independent_input():
+    """strict=True raises RuntimeError for an input the output does not depend on, as torch
+    (strict=False gives zeros); the cases are in test_functional_strict.py."""
     F = tg.autograd.functional
     x, z = tg.tensor([0.5, -1.0]), tg.tensor([4.0])
-    jac = F.jacobian(lambda a, b: a * 2, (x, z), strict=True)
-    assert jac[1].tolist() == [[0.0], [0.0]]
-    assert F.vjp(lambda a, b: a * 2, (x, z), tg.ones(2), strict=True)[1][1].tolist() == [0.0]
+    with pytest.raises(RuntimeError, match="independent of input 1"):
+        F.jacobian(lambda a, b: a * 2, (x, z), strict=True)
+    with pytest.raises(RuntimeError, match="independent of input 1"):
+        F.vjp(lambda a, b: a * 2, (x, z), tg.ones(2), strict=True)
+    assert F.jacobian(lambda a, b: a * 2, (x, z))[1].tolist() == [[0.0], [0.0]]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
