@@ -248,7 +248,12 @@ def _alias(x):
     vc = x._vc
     if vc is None:
         vc = x._vc = VersionCounter()
-    a = _make(x._data, vc)
+    return _with_history(_make(x._data, vc), x)
+
+
+def _with_history(a, x):
+    """``a`` given x's history (grad_fn, output_nr, requires_grad, a leaf's AccumulateGrad), so
+    that a derivative computed from ``a`` is connected to x's graph (create_graph)."""
     a.grad_fn = x.grad_fn
     a._output_nr = x._output_nr
     a._requires_grad = x._requires_grad
@@ -262,9 +267,10 @@ def _write_and_rebase(x, old, r):
     saved = node._saved if node is not None else None
     if saved is not None:
         for k, e in enumerate(saved):
-            # the node saved the pre-write value of x: keep a copy (torch's original_self)
+            # the node saved the pre-write value of x: keep a copy (torch's original_self), with
+            # its history, so a double backward through it reaches x's graph
             if e is not None and e[0] == "i" and e[1] is old:
-                saved[k] = ("i", _make(x._data.copy()), 0, e[3])
+                saved[k] = ("i", _with_history(_make(x._data.copy()), old), 0, e[3])
     np.copyto(x._data, r._data, casting="unsafe")
     vc = bump(x)
     if saved is not None:

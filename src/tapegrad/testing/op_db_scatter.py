@@ -398,15 +398,10 @@ def _on_clone(name):
 
 
 def _float_samples(samples):
-    """The samples with a floating tensor input, without gradgradcheck: an in-place op that saves
-    self keeps a detached copy of the old value (ops/inplace.py ``_write_and_rebase``), so the
-    second derivative through that saved self is lost (torch keeps its history)."""
+    """The samples with a floating tensor input (the in-place form writes into its input)."""
     def gen(make, dt):
-        out = [s for s in samples(make, dt)
-               if isinstance(s.input, np.ndarray) and s.input.dtype.kind == "f"]
-        for s in out:
-            s.gradgradcheck = False
-        return out
+        return [s for s in samples(make, dt)
+                if isinstance(s.input, np.ndarray) and s.input.dtype.kind == "f"]
     return gen
 
 
