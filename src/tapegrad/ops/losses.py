@@ -41,6 +41,7 @@ from ._registry import op
 from ._util import Tensor, _make, broadcast_error, promote
 from .nn_ops import _check_reduction, _reduction_hint
 from .pointwise import exp, log
+from .scatter import Xlogy
 
 _TWO_PI = 2.0 * math.pi
 
@@ -287,30 +288,6 @@ class HuberLoss(ArrayFunction, name="HuberLossBackward0"):
             inside = np.abs(d) < delta
             return inside.astype(d.dtype), np.where(inside, 0, np.sign(d) * d.dtype.type(delta))
         return _loss_grads(ctx, g, zone)
-
-
-class Xlogy(ArrayFunction, name="XlogyBackward0"):
-    """x * log(y), 0 where x == 0 unless y is nan (torch.xlogy). derivatives.yaml xlogy.Tensor:
-    self: grad * xlogy(self != 0, other); other: grad * self / other."""
-
-    @staticmethod
-    def forward(ctx, x, y):
-        ctx.save_for_backward(x, y)
-        a, b = promote(x, y)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.where((a == 0) & ~np.isnan(b), 0, a * np.log(b))
-        return out.astype(np.result_type(a, b), copy=False)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, y = ctx.saved_tensors
-        gx = gy = None
-        if ctx.needs(0):
-            nonzero = _make((x._data != 0).astype(x._data.dtype))
-            gx = g * Xlogy.apply(nonzero, y)
-        if ctx.needs(1):
-            gy = g * x / y
-        return gx, gy
 
 
 class MulScalar(ArrayFunction, name="MulBackward1"):
