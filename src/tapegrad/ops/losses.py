@@ -21,10 +21,10 @@ Which are primitives follows torch 2.13, so that the recorded graphs match its g
 * a ``weight`` (l1_loss, huber_loss, mse_loss) multiplies the elementwise loss and is reduced by
   ordinary sum/mean/div nodes.
 
-Two small primitives exist here only to give those composites torch's node names: XlogyBackward0
-(xlogy, derivatives.yaml xlogy.Tensor: self: grad * xlogy(self != 0, other); other:
-grad * self / other) and the Tensor-with-number forms MulBackward1 / AddBackward1 that torch's
-C++ composites record (derivatives.yaml mul.Scalar: grad * other; add.Scalar: grad).
+Two small primitives exist here only to give those composites torch's node names: the
+Tensor-with-number forms MulBackward1 / AddBackward1 that torch's C++ composites record
+(derivatives.yaml mul.Scalar: grad * other; add.Scalar: grad). kl_div's XlogyBackward0 is
+tapegrad.xlogy's (ops/scatter.py).
 """
 from __future__ import annotations
 
