@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtype import scalar_name
-from ..autograd.function import ArrayFunction, refresh_if_stale
+from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from . import inplace as _inplace_mod
 from ._registry import op
@@ -98,41 +98,6 @@ def _inplace(x, F, args, opname):
     if not isinstance(x, Tensor):
         raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(x).__name__}")
     return _inplace_mod.inplace(x, F, args, opname)
-
-
-def _inplace_keep_input(x, F, args, opname):
-    """:func:`_inplace` for ``F``, an in-place form made by :func:`_saving_original` (its gradient
-    needs the input as it was): when a graph is recorded, the input's value is first cloned
-    with its history (CloneBackward0, torch's "original self"), so a double backward through the
-    saved input reaches the graph before the write, as in torch."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    refresh_if_stale(x)
-    orig = x.clone() if _grad_state.grad_enabled and x._requires_grad else None
-    return _inplace_mod.inplace(x, F, (orig, *args), opname)
-
-
-def _saving_original(F, name):
-    """The in-place form of ArrayFunction ``F`` whose gradient needs F's input: called as
-    ``(x, original, *params)`` with ``original`` a clone of x (or None when nothing is recorded),
-    it computes and saves F on ``original``, which is no edge of the node (``nondiff``), so
-    next_functions shows only x's history, as torch's node. Named ``name`` (torch's node name of
-    the in-place op)."""
-    class InplaceForm(ArrayFunction, name=name, nondiff=(1,)):
-        @staticmethod
-        def forward(ctx, x, orig, *params):
-            return F.forward(ctx, x if orig is None else orig, *params)
-
-        @staticmethod
-        def backward(ctx, g):
-            grads = F.backward(ctx, g)
-            if not isinstance(grads, tuple):
-                grads = (grads,)
-            return (grads[0], None) + grads[1:]
-    InplaceForm.__name__ = InplaceForm.__qualname__ = F.__name__ + "Inplace"
-    InplaceForm.__doc__ = (f"The in-place form of {F.__name__} ({name}), saving a clone of its "
-                           f"input.")
-    return InplaceForm
 
 
 def _tensor_arg(x, op_name):
@@ -920,13 +885,11 @@ class PreluKernelGrad(ArrayFunction, name="PreluKernelBackwardBackward0"):
         return ggo, gx, gw
 
 
-# ---- in-place forms whose gradient needs the input -------------------------------------------
-SiluInplace = _saving_original(Silu, "SiluBackward0")
-MishInplace = _saving_original(Mish, "MishBackward0")
-HardtanhInplace = _saving_original(Hardtanh, "HardtanhBackward0")
-HardsigmoidInplace = _saving_original(Hardsigmoid, "HardsigmoidBackward0")
-HardswishInplace = _saving_original(Hardswish, "HardswishBackward0")
-ThresholdInplace = _saving_original(Threshold, "ThresholdBackward1")
+# ---- in-place forms whose gradient needs the input ---------------------------------------------
+# (ops/inplace.py keeps the input's pre-write value with its history, torch's original self, so a
+# double backward through it reaches the graph before the write)
+class ThresholdInplace(Threshold, name="ThresholdBackward1"):
+    """threshold_: :class:`Threshold` in place, recorded as torch's ThresholdBackward1."""
 
 
 # ---- public functions ---------------------------------------------------------------------------
@@ -1055,7 +1018,7 @@ def silu(input, inplace=False):
     input."""
     input = _tensor_arg(input, "silu")
     if inplace:
-        return _inplace_keep_input(input, SiluInplace, (), "silu_")
+        return _inplace(input, Silu, (), "silu_")
     return Silu.apply(input)
 
 
@@ -1065,7 +1028,7 @@ def mish(input, inplace=False):
     shape and float dtype. NotImplementedError for an integer or bool input."""
     input = _tensor_arg(input, "mish")
     if inplace:
-        return _inplace_keep_input(input, MishInplace, (), "mish_")
+        return _inplace(input, Mish, (), "mish_")
     return Mish.apply(input)
 
 
@@ -1095,7 +1058,7 @@ def _hardtanh(input, min_val, max_val, inplace, name):
     lo = _number(min_val, name, "min_val")
     hi = _number(max_val, name, "max_val")
     if inplace:
-        return _inplace_keep_input(input, HardtanhInplace, (lo, hi), "hardtanh_")
+        return _inplace(input, Hardtanh, (lo, hi), "hardtanh_")
     return Hardtanh.apply(input, lo, hi)
 
 
@@ -1134,7 +1097,7 @@ def hardsigmoid(input, inplace=False):
     NotImplementedError for an integer or bool input."""
     input = _tensor_arg(input, "hardsigmoid")
     if inplace:
-        return _inplace_keep_input(input, HardsigmoidInplace, (), "hardsigmoid_")
+        return _inplace(input, Hardsigmoid, (), "hardsigmoid_")
     return Hardsigmoid.apply(input)
 
 
@@ -1144,7 +1107,7 @@ def hardswish(input, inplace=False):
     Result: input's shape and float dtype. NotImplementedError for an integer or bool input."""
     input = _tensor_arg(input, "hardswish")
     if inplace:
-        return _inplace_keep_input(input, HardswishInplace, (), "hardswish_")
+        return _inplace(input, Hardswish, (), "hardswish_")
     return Hardswish.apply(input)
 
 
@@ -1183,7 +1146,7 @@ def _threshold(input, threshold, value, inplace, name):
     v = _number(value, name, "value")
     _check_fits(input._data, name, threshold=th, value=v)
     if inplace:
-        return _inplace_keep_input(input, ThresholdInplace, (th, v), "threshold_")
+        return _inplace(input, ThresholdInplace, (th, v), "threshold_")
     return Threshold.apply(input, th, v)
 
 
