@@ -1,0 +1,96 @@
+"""Small pieces shared by the optimizers added after SGD/Adam (RMSprop, Adagrad, Adamax, NAdam,
+RAdam, Adadelta, Rprop, ASGD, LBFGS): argument checks worded as torch words them, scalar state
+tensors, the step-time checks of ``capturable`` / ``differentiable``.
+
+Rounding, for all of them: each update rounds after every operation, in the parameter's dtype,
+in the order torch's single-tensor code (``foreach=None/False``, the CPU default) applies its
+tensor operations, with hyperparameters cast to that dtype where torch casts them. Measured
+against torch 2.13 on an AVX512 CPU, the results still differ in the last bit or two, from two
+sources NumPy cannot reproduce cheaply: torch's vectorized kernels fuse the multiply and the add
+of ``add(x, alpha=a)``, ``addcmul`` and ``lerp`` into one FMA (one rounding, NumPy rounds twice),
+and torch's CPU ``sqrt`` is not always correctly rounded (NumPy's is). With torch's scalar
+kernels (``ATEN_CPU_CAPABILITY=default``) most runs agree to the bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtype import get_default_dtype
+from .._tensor import Tensor, _make
+from ..nn._inplace import bump_version
+from .adam import _lerp_
+
+__all__ = ["check_lr", "check_nonneg", "check_betas", "scalar_dtype", "scalar_tensor", "value",
+           "lerp_", "check_step_flags", "bump_all"]
+
+lerp_ = _lerp_
+
+_CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
+
+
+def check_lr(lr):
+    """torch's learning-rate check: a Tensor lr must have one element (ValueError "Tensor lr
+    must be 1-element") and is kept as a Tensor; any lr must be >= 0 (ValueError "Invalid
+    learning rate: ..."). A non-number fails the comparison with TypeError, as in torch."""
+    if isinstance(lr, Tensor):
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr.item():
+            raise ValueError(f"Invalid learning rate: {lr.item()}")
+        return lr
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    return lr
+
+
+def check_nonneg(val, what):
+    """ValueError ``Invalid {what}: {val}`` unless ``0 <= val``."""
+    if not 0.0 <= val:
+        raise ValueError(f"Invalid {what}: {val}")
+
+
+def check_betas(betas):
+    """ValueError ``Invalid beta parameter at index i: ...`` unless each beta is in [0, 1)."""
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+def scalar_dtype():
+    """torch's dtype for 0-d optimizer state and for a Python float made a tensor: float64 when
+    the default dtype is float64, float32 otherwise."""
+    return np.float64 if get_default_dtype().np == np.float64 else np.float32
+
+
+def scalar_tensor(v=0.0):
+    """A 0-d state tensor (``step``, ``eta``, ``mu``, ``mu_product``) in :func:`scalar_dtype`."""
+    return _make(np.array(v, scalar_dtype()))
+
+
+def value(x):
+    """A hyperparameter or 0-d state tensor as a Python float (torch's ``.item()``)."""
+    return float(x.item()) if isinstance(x, Tensor) else float(x)
+
+
+def check_step_flags(p, group, devices_text="params and state_steps",
+                     devices=_CAPTURABLE_DEVICES):
+    """Step-time checks torch makes on CPU: ``capturable=True`` fails its device assertion
+    (AssertionError; tapegrad has only the CPU), ``differentiable=True`` on a leaf that requires
+    grad fails the in-place check (RuntimeError), and on other parameters raises
+    NotImplementedError (tapegrad does not record optimizer steps in the graph)."""
+    if group.get("capturable"):
+        raise AssertionError(f"If capturable=True, {devices_text} must be on supported devices: "
+                             f"{devices}.")
+    if group.get("differentiable"):
+        if p.requires_grad and p.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        raise NotImplementedError("tapegrad optimizers do not support differentiable=True: "
+                                  "the step is not recorded for autograd")
+
+
+def bump_all(*tensors):
+    """Bump the version counter of each tensor changed in place by a step."""
+    for t in tensors:
+        bump_version(t)
