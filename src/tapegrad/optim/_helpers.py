@@ -1,6 +1,7 @@
 """Small pieces shared by the optimizers added after SGD/Adam (RMSprop, Adagrad, Adamax, NAdam,
 RAdam, Adadelta, Rprop, ASGD, LBFGS): argument checks worded as torch words them, scalar state
-tensors, the step-time checks of ``capturable`` / ``differentiable``.
+tensors, the step-time checks of ``capturable`` / ``differentiable``, and
+:class:`PerParameterOptimizer`, the base whose ``step()`` runs the loop all but LBFGS share.
 
 Rounding, for all of them: each update rounds after every operation, in the parameter's dtype,
 in the order torch's single-tensor code (``foreach=None/False``, the CPU default) applies its
@@ -19,9 +20,11 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor, _make
 from ..nn._inplace import bump_version
 from .adam import _lerp_
+from .optimizer import Optimizer, _grad_array
 
-__all__ = ["check_lr", "check_nonneg", "check_betas", "scalar_dtype", "scalar_tensor", "value",
-           "lerp_", "check_step_flags", "bump_all"]
+__all__ = ["check_lr", "check_nonneg", "check_betas", "scalar_dtype", "scalar_tensor",
+           "zeros_state", "value", "lerp_", "check_step_flags", "bump_all",
+           "PerParameterOptimizer"]
 
 lerp_ = _lerp_
 
@@ -68,13 +71,17 @@ def scalar_tensor(v=0.0):
     return _make(np.array(v, scalar_dtype()))
 
 
+def zeros_state(p):
+    """A state tensor of zeros with ``p``'s shape and dtype (``exp_avg``, ``square_avg``, ...)."""
+    return _make(np.zeros_like(p._data))
+
+
 def value(x):
     """A hyperparameter or 0-d state tensor as a Python float (torch's ``.item()``)."""
     return float(x.item()) if isinstance(x, Tensor) else float(x)
 
 
-def check_step_flags(p, group, devices_text="params and state_steps",
-                     devices=_CAPTURABLE_DEVICES):
+def check_step_flags(p, group, devices_text, devices):
     """Step-time checks torch makes on CPU: ``capturable=True`` fails its device assertion
     (AssertionError; tapegrad has only the CPU), ``differentiable=True`` on a leaf that requires
     grad fails the in-place check (RuntimeError), and on other parameters raises
@@ -94,3 +101,43 @@ def bump_all(*tensors):
     """Bump the version counter of each tensor changed in place by a step."""
     for t in tensors:
         bump_version(t)
+
+
+class PerParameterOptimizer(Optimizer):
+    """Base of the optimizers that update each parameter on its own, from its gradient and its
+    own state (RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD). ``step()`` is
+    their common loop; a subclass gives:
+
+    - ``_init_state(state, p, group)``: fills the empty ``state`` of ``p`` at its first step;
+    - ``_update(p, grad, state, group)``: one step for one parameter, in place, in its dtype;
+    - ``_setstate_defaults``: ``(option, default)`` pairs that ``__setstate__`` sets in param
+      groups saved without them (torch's list for that optimizer, in its order);
+    - ``_capturable_tensors`` / ``_capturable_devices``, where torch's ``capturable=True``
+      assertion for that optimizer words them otherwise than most do.
+    """
+
+    _capturable_tensors = "params and state_steps"
+    _capturable_devices = _CAPTURABLE_DEVICES
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for option, default in self._setstate_defaults:
+                group.setdefault(option, default)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = self._run_closure(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = _grad_array(p)
+                if grad is None:
+                    continue
+                check_step_flags(p, group, self._capturable_tensors, self._capturable_devices)
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(state, p, group)
+                # overflow and 0/0 give inf/nan silently, as in torch, without NumPy's warnings
+                with np.errstate(all="ignore"):
+                    self._update(p, grad, state, group)
+        return loss

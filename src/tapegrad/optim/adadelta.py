@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _make
-from ._helpers import bump_all, check_lr, check_nonneg, check_step_flags, scalar_tensor, value
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_lr, check_nonneg, scalar_tensor,
+                       value, zeros_state)
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(Optimizer):
+class Adadelta(PerParameterOptimizer):
     """Adadelta: steps scaled by the ratio of running RMS of past updates to running RMS of
     gradients.
 
@@ -36,6 +35,10 @@ class Adadelta(Optimizer):
     NotImplementedError for ``differentiable=True`` (see ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                          ("capturable", False))
+    _capturable_devices = "['cuda', 'xpu', 'hpu', 'privateuseone']"
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         lr = check_lr(lr)
@@ -48,52 +51,31 @@ class Adadelta(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["square_avg"] = zeros_state(p)
+        state["acc_delta"] = zeros_state(p)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group, devices="['cuda', 'xpu', 'hpu', 'privateuseone']")
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["square_avg"] = _make(np.zeros_like(p._data))
-                    state["acc_delta"] = _make(np.zeros_like(p._data))
-                with np.errstate(all="ignore"):
-                    _adadelta_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One Adadelta step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, rho, eps, wd = value(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
+        step_t, square_avg, acc_delta = state["step"], state["square_avg"], state["acc_delta"]
+        g = -grad if group["maximize"] else grad
 
-
-def _adadelta_update(p, grad, state, group):
-    """One Adadelta step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, rho, eps, wd = value(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
-    step_t, square_avg, acc_delta = state["step"], state["square_avg"], state["acc_delta"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    if wd != 0:
-        g = g + dt(wd) * arr
-    v, u = square_avg._data, acc_delta._data
-    v *= dt(rho)
-    v += dt(1 - rho) * g * g
-    std = np.sqrt(v + dt(eps))
-    delta = np.sqrt(u + dt(eps))
-    delta /= std
-    delta *= g
-    u *= dt(rho)
-    u += dt(1 - rho) * delta * delta
-    arr += dt(-lr) * delta
-    bump_all(p, step_t, square_avg, acc_delta)
+        step_t._data += step_t._data.dtype.type(1)
+        if wd != 0:
+            g = g + dt(wd) * arr
+        v, u = square_avg._data, acc_delta._data
+        v *= dt(rho)
+        v += dt(1 - rho) * g * g
+        std = np.sqrt(v + dt(eps))
+        delta = np.sqrt(u + dt(eps))
+        delta /= std
+        delta *= g
+        u *= dt(rho)
+        u += dt(1 - rho) * delta * delta
+        arr += dt(-lr) * delta
+        bump_all(p, step_t, square_avg, acc_delta)

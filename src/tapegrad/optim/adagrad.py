@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _make
-from ._helpers import bump_all, check_lr, check_nonneg, check_step_flags, scalar_tensor, value
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_lr, check_nonneg, scalar_tensor,
+                       value)
 
 __all__ = ["Adagrad"]
 
 
-class Adagrad(Optimizer):
+class Adagrad(PerParameterOptimizer):
     """Adagrad: per-coordinate steps scaled by the root of the running sum of squared gradients.
 
     Source: J. Duchi, E. Hazan, Y. Singer, "Adaptive Subgradient Methods for Online Learning
@@ -41,6 +41,9 @@ class Adagrad(Optimizer):
     (see ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                          ("fused", None))
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         lr = check_lr(lr)
@@ -59,55 +62,30 @@ class Adagrad(Optimizer):
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p, group)
+                self._init_state(self.state[p], p, group)
 
-    def _init_state(self, p, group):
-        state = self.state[p]
+    def _init_state(self, state, p, group):
         state["step"] = scalar_tensor(0.0)
         state["sum"] = _make(np.full_like(p._data, group["initial_accumulator_value"]))
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One Adagrad step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, lr_decay, eps, wd = value(group["lr"]), group["lr_decay"], group["eps"], \
+            group["weight_decay"]
+        step_t, state_sum = state["step"], state["sum"]
+        g = -grad if group["maximize"] else grad
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group)
-                state = self.state[p]
-                if len(state) == 0:
-                    self._init_state(p, group)
-                with np.errstate(all="ignore"):
-                    _adagrad_update(p, grad, state, group)
-        return loss
-
-
-def _adagrad_update(p, grad, state, group):
-    """One Adagrad step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, lr_decay, eps, wd = value(group["lr"]), group["lr_decay"], group["eps"], \
-        group["weight_decay"]
-    step_t, state_sum = state["step"], state["sum"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    step = float(step_t._data)
-    if wd != 0:
-        g = g + dt(wd) * arr
-    clr = lr / (1 + (step - 1) * lr_decay)
-    s = state_sum._data
-    s += g * g
-    std = np.sqrt(s)
-    std += dt(eps)
-    arr += dt(-clr) * g / std
-    bump_all(p, step_t, state_sum)
+        step_t._data += step_t._data.dtype.type(1)
+        step = float(step_t._data)
+        if wd != 0:
+            g = g + dt(wd) * arr
+        clr = lr / (1 + (step - 1) * lr_decay)
+        s = state_sum._data
+        s += g * g
+        std = np.sqrt(s)
+        std += dt(eps)
+        arr += dt(-clr) * g / std
+        bump_all(p, step_t, state_sum)

@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _make
-from ._helpers import (bump_all, check_betas, check_lr, check_nonneg, check_step_flags, lerp_,
-                       scalar_tensor, value)
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_betas, check_lr, check_nonneg,
+                       lerp_, scalar_tensor, value, zeros_state)
 
 __all__ = ["Adamax"]
 
 
-class Adamax(Optimizer):
+class Adamax(PerParameterOptimizer):
     """Adamax: Adam whose second moment is replaced by an exponentially weighted infinity norm.
 
     Source: D. Kingma, J. Ba, "Adam: A Method for Stochastic Optimization" (ICLR 2015),
@@ -36,6 +34,9 @@ class Adamax(Optimizer):
     NotImplementedError for ``differentiable=True`` (see ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                          ("capturable", False))
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
         lr = check_lr(lr)
@@ -47,50 +48,29 @@ class Adamax(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["exp_avg"] = zeros_state(p)
+        state["exp_inf"] = zeros_state(p)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["exp_avg"] = _make(np.zeros_like(p._data))
-                    state["exp_inf"] = _make(np.zeros_like(p._data))
-                with np.errstate(all="ignore"):
-                    _adamax_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One Adamax step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, eps, wd = value(group["lr"]), group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        step_t, exp_avg, exp_inf = state["step"], state["exp_avg"], state["exp_inf"]
+        g = -grad if group["maximize"] else grad
 
-
-def _adamax_update(p, grad, state, group):
-    """One Adamax step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, eps, wd = value(group["lr"]), group["eps"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    step_t, exp_avg, exp_inf = state["step"], state["exp_avg"], state["exp_inf"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    step = float(step_t._data)
-    if wd != 0:
-        g = g + dt(wd) * arr
-    lerp_(exp_avg._data, g, 1 - beta1)
-    u = exp_inf._data
-    u *= dt(beta2)
-    np.maximum(u, np.abs(g) + dt(eps), out=u)
-    clr = lr / (1 - beta1 ** step)
-    arr += dt(-clr) * exp_avg._data / u
-    bump_all(p, step_t, exp_avg, exp_inf)
+        step_t._data += step_t._data.dtype.type(1)
+        step = float(step_t._data)
+        if wd != 0:
+            g = g + dt(wd) * arr
+        lerp_(exp_avg._data, g, 1 - beta1)
+        u = exp_inf._data
+        u *= dt(beta2)
+        np.maximum(u, np.abs(g) + dt(eps), out=u)
+        clr = lr / (1 - beta1 ** step)
+        arr += dt(-clr) * exp_avg._data / u
+        bump_all(p, step_t, exp_avg, exp_inf)

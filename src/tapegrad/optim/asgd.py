@@ -1,17 +1,13 @@
 """ASGD (averaged stochastic gradient descent), as torch.optim.ASGD."""
 from __future__ import annotations
 
-import numpy as np
-
-from .._tensor import _make
-from ._helpers import (bump_all, check_lr, check_nonneg, check_step_flags, scalar_dtype,
-                       scalar_tensor, value)
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_lr, check_nonneg, scalar_dtype,
+                       scalar_tensor, value, zeros_state)
 
 __all__ = ["ASGD"]
 
 
-class ASGD(Optimizer):
+class ASGD(PerParameterOptimizer):
     """ASGD: SGD with a decaying step size that also keeps a running (Polyak-Ruppert) average of
     the iterates in the state ``ax``.
 
@@ -45,6 +41,10 @@ class ASGD(Optimizer):
     ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                          ("capturable", False))
+    _capturable_tensors = "params, mus, etas, and state_steps"
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         lr = check_lr(lr)
@@ -54,57 +54,36 @@ class ASGD(Optimizer):
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["eta"] = scalar_tensor(value(group["lr"]))
+        state["mu"] = scalar_tensor(1.0)
+        state["ax"] = zeros_state(p)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group, "params, mus, etas, and state_steps")
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["eta"] = scalar_tensor(value(group["lr"]))
-                    state["mu"] = scalar_tensor(1.0)
-                    state["ax"] = _make(np.zeros_like(p._data))
-                with np.errstate(all="ignore"):
-                    _asgd_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One ASGD step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, lambd, alpha, t0 = value(group["lr"]), group["lambd"], group["alpha"], group["t0"]
+        wd = group["weight_decay"]
+        step_t, eta, mu, ax = state["step"], state["eta"], state["mu"], state["ax"]
+        g = -grad if group["maximize"] else grad
 
-
-def _asgd_update(p, grad, state, group):
-    """One ASGD step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, lambd, alpha, t0 = value(group["lr"]), group["lambd"], group["alpha"], group["t0"]
-    wd = group["weight_decay"]
-    step_t, eta, mu, ax = state["step"], state["eta"], state["mu"], state["ax"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    step = float(step_t._data)
-    if wd != 0:
-        g = g + dt(wd) * arr
-    eta_value = float(eta._data)
-    arr *= dt(1 - lambd * eta_value)
-    arr += dt(-eta_value) * g
-    if float(mu._data) != 1:
-        ax._data += (arr - ax._data) * dt(float(mu._data))
-    else:
-        ax._data[...] = arr
-    # the new values become default-dtype tensors first (float32 rounding), then are copied
-    # into the state, whose dtype may differ after a load_state_dict (as torch)
-    sdt = scalar_dtype()
-    eta._data[...] = sdt(lr / ((1 + lambd * lr * step) ** alpha))
-    mu._data[...] = sdt(1 / max(1, step - t0))
-    bump_all(p, step_t, eta, mu, ax)
+        step_t._data += step_t._data.dtype.type(1)
+        step = float(step_t._data)
+        if wd != 0:
+            g = g + dt(wd) * arr
+        eta_value = float(eta._data)
+        arr *= dt(1 - lambd * eta_value)
+        arr += dt(-eta_value) * g
+        if float(mu._data) != 1:
+            ax._data += (arr - ax._data) * dt(float(mu._data))
+        else:
+            ax._data[...] = arr
+        # the new values become default-dtype tensors first (float32 rounding), then are copied
+        # into the state, whose dtype may differ after a load_state_dict (as torch)
+        sdt = scalar_dtype()
+        eta._data[...] = sdt(lr / ((1 + lambd * lr * step) ** alpha))
+        mu._data[...] = sdt(1 / max(1, step - t0))
+        bump_all(p, step_t, eta, mu, ax)

@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _make
-from ._helpers import (bump_all, check_betas, check_lr, check_nonneg, check_step_flags, lerp_,
-                       scalar_tensor, value)
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_betas, check_lr, check_nonneg,
+                       lerp_, scalar_tensor, value, zeros_state)
 
 __all__ = ["NAdam"]
 
 
-class NAdam(Optimizer):
+class NAdam(PerParameterOptimizer):
     """NAdam: Adam with Nesterov momentum and a momentum schedule.
 
     Source: T. Dozat, "Incorporating Nesterov Momentum into Adam" (ICLR 2016 workshop); with
@@ -47,6 +45,10 @@ class NAdam(Optimizer):
     ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("maximize", False), ("foreach", None), ("capturable", False),
+                          ("differentiable", False), ("decoupled_weight_decay", False))
+    _capturable_tensors = "params, mu_products and state_steps"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
@@ -62,67 +64,45 @@ class NAdam(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["mu_product"] = scalar_tensor(1.0)
+        state["exp_avg"] = zeros_state(p)
+        state["exp_avg_sq"] = zeros_state(p)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group, "params, mu_products and state_steps")
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["mu_product"] = scalar_tensor(1.0)
-                    state["exp_avg"] = _make(np.zeros_like(p._data))
-                    state["exp_avg_sq"] = _make(np.zeros_like(p._data))
-                with np.errstate(all="ignore"):
-                    _nadam_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One NAdam step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, eps, wd = value(group["lr"]), group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        momentum_decay = group["momentum_decay"]
+        step_t, mu_product = state["step"], state["mu_product"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        g = -grad if group["maximize"] else grad
 
+        step_t._data += step_t._data.dtype.type(1)
+        step = float(step_t._data)
+        bias_correction2 = 1 - beta2 ** step
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                arr *= dt(1 - lr * wd)
+            else:
+                g = g + dt(wd) * arr
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+        mp = mu_product._data
+        mp *= mp.dtype.type(mu)
 
-def _nadam_update(p, grad, state, group):
-    """One NAdam step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, eps, wd = value(group["lr"]), group["eps"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    momentum_decay = group["momentum_decay"]
-    step_t, mu_product = state["step"], state["mu_product"]
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    step = float(step_t._data)
-    bias_correction2 = 1 - beta2 ** step
-    if wd != 0:
-        if group["decoupled_weight_decay"]:
-            arr *= dt(1 - lr * wd)
-        else:
-            g = g + dt(wd) * arr
-    mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
-    mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
-    mp = mu_product._data
-    mp *= mp.dtype.type(mu)
-
-    m, v = exp_avg._data, exp_avg_sq._data
-    lerp_(m, g, 1 - beta1)
-    v *= dt(beta2)
-    v += dt(1 - beta2) * g * g
-    denom = np.sqrt(v / dt(bias_correction2))
-    denom += dt(eps)
-    mu_prod = float(mp)
-    mu_product_next = mu_prod * mu_next
-    arr += dt(-lr * (1.0 - mu) / (1.0 - mu_prod)) * g / denom
-    arr += dt(-lr * mu_next / (1.0 - mu_product_next)) * m / denom
-    bump_all(p, step_t, mu_product, exp_avg, exp_avg_sq)
+        m, v = exp_avg._data, exp_avg_sq._data
+        lerp_(m, g, 1 - beta1)
+        v *= dt(beta2)
+        v += dt(1 - beta2) * g * g
+        denom = np.sqrt(v / dt(bias_correction2))
+        denom += dt(eps)
+        mu_prod = float(mp)
+        mu_product_next = mu_prod * mu_next
+        arr += dt(-lr * (1.0 - mu) / (1.0 - mu_prod)) * g / denom
+        arr += dt(-lr * mu_next / (1.0 - mu_product_next)) * m / denom
+        bump_all(p, step_t, mu_product, exp_avg, exp_avg_sq)

@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _make
-from ._helpers import (bump_all, check_betas, check_lr, check_nonneg, check_step_flags, lerp_,
-                       scalar_tensor, value)
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_betas, check_lr, check_nonneg,
+                       lerp_, scalar_tensor, value, zeros_state)
 
 __all__ = ["RAdam"]
 
 
-class RAdam(Optimizer):
+class RAdam(PerParameterOptimizer):
     """RAdam: Adam whose adaptive step is switched on only once the variance of the adaptive
     learning rate is tractable, and then rectified.
 
@@ -47,6 +45,9 @@ class RAdam(Optimizer):
     NotImplementedError for ``differentiable=True`` (see ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                          ("decoupled_weight_decay", False), ("capturable", False))
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
@@ -60,69 +61,47 @@ class RAdam(Optimizer):
                     "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["exp_avg"] = zeros_state(p)
+        state["exp_avg_sq"] = zeros_state(p)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["exp_avg"] = _make(np.zeros_like(p._data))
-                    state["exp_avg_sq"] = _make(np.zeros_like(p._data))
-                with np.errstate(all="ignore"):
-                    _radam_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One RAdam step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, eps, wd = value(group["lr"]), group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
+        g = -grad if group["maximize"] else grad
 
+        step_t._data += step_t._data.dtype.type(1)
+        step = float(step_t._data)
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                arr *= dt(1 - lr * wd)
+            else:
+                g = g + dt(wd) * arr
+        m, v = exp_avg._data, exp_avg_sq._data
+        lerp_(m, g, 1 - beta1)
+        v *= dt(beta2)
+        v += dt(1 - beta2) * g * g
 
-def _radam_update(p, grad, state, group):
-    """One RAdam step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, eps, wd = value(group["lr"]), group["eps"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    step = float(step_t._data)
-    if wd != 0:
-        if group["decoupled_weight_decay"]:
-            arr *= dt(1 - lr * wd)
-        else:
-            g = g + dt(wd) * arr
-    m, v = exp_avg._data, exp_avg_sq._data
-    lerp_(m, g, 1 - beta1)
-    v *= dt(beta2)
-    v += dt(1 - beta2) * g * g
-
-    bias_correction1 = 1 - beta1 ** step
-    bias_correction2 = 1 - beta2 ** step
-    update = m / dt(bias_correction1)
-    rho_inf = 2 / (1 - beta2) - 1
-    rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-    update *= dt(lr)
-    if rho_t > 5.0:
-        sq = np.sqrt(v)
-        sq += dt(eps)
-        adaptive = np.reciprocal(sq)
-        adaptive *= dt(bias_correction2 ** 0.5)
-        update *= adaptive
-        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-        update *= dt(rect)
-    arr -= update
-    bump_all(p, step_t, exp_avg, exp_avg_sq)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        update = m / dt(bias_correction1)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        update *= dt(lr)
+        if rho_t > 5.0:
+            sq = np.sqrt(v)
+            sq += dt(eps)
+            adaptive = np.reciprocal(sq)
+            adaptive *= dt(bias_correction2 ** 0.5)
+            update *= adaptive
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            update *= dt(rect)
+        arr -= update
+        bump_all(p, step_t, exp_avg, exp_avg_sq)

@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _make
-from ._helpers import (bump_all, check_lr, check_nonneg, check_step_flags, lerp_,
-                       scalar_tensor, value)
-from .optimizer import Optimizer, _grad_array
+from ._helpers import (PerParameterOptimizer, bump_all, check_lr, check_nonneg, lerp_,
+                       scalar_tensor, value, zeros_state)
 
 __all__ = ["RMSprop"]
 
 
-class RMSprop(Optimizer):
+class RMSprop(PerParameterOptimizer):
     """RMSprop: divide the gradient by a running root mean square of recent gradients.
 
     Source: G. Hinton's Coursera lecture 6e (the algorithm), A. Graves, "Generating Sequences
@@ -41,6 +39,10 @@ class RMSprop(Optimizer):
     NotImplementedError for ``differentiable=True`` (see ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("momentum", 0), ("centered", False), ("foreach", None),
+                          ("maximize", False), ("differentiable", False),
+                          ("capturable", False))
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
@@ -54,70 +56,47 @@ class RMSprop(Optimizer):
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["square_avg"] = zeros_state(p)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = zeros_state(p)
+        if group["centered"]:
+            state["grad_avg"] = zeros_state(p)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["square_avg"] = _make(np.zeros_like(p._data))
-                    if group["momentum"] > 0:
-                        state["momentum_buffer"] = _make(np.zeros_like(p._data))
-                    if group["centered"]:
-                        state["grad_avg"] = _make(np.zeros_like(p._data))
-                with np.errstate(all="ignore"):
-                    _rmsprop_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One RMSprop step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        lr, alpha, eps = value(group["lr"]), group["alpha"], group["eps"]
+        wd, momentum = group["weight_decay"], group["momentum"]
+        step_t, square_avg = state["step"], state["square_avg"]
+        g = -grad if group["maximize"] else grad
 
-
-def _rmsprop_update(p, grad, state, group):
-    """One RMSprop step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    lr, alpha, eps = value(group["lr"]), group["alpha"], group["eps"]
-    wd, momentum = group["weight_decay"], group["momentum"]
-    step_t, square_avg = state["step"], state["square_avg"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    if wd != 0:
-        g = g + dt(wd) * arr
-    v = square_avg._data
-    v *= dt(alpha)
-    v += dt(1 - alpha) * g * g
-    changed = [step_t, square_avg]
-    if group["centered"]:
-        grad_avg = state["grad_avg"]
-        ga = grad_avg._data
-        lerp_(ga, g, 1 - alpha)
-        avg = np.sqrt(v + dt(-1) * ga * ga)
-        changed.append(grad_avg)
-    else:
-        avg = np.sqrt(v)
-    avg += dt(eps)
-    if momentum > 0:
-        buf = state["momentum_buffer"]
-        b = buf._data
-        b *= dt(momentum)
-        b += g / avg
-        arr += dt(-lr) * b
-        changed.append(buf)
-    else:
-        arr += dt(-lr) * g / avg
-    bump_all(p, *changed)
+        step_t._data += step_t._data.dtype.type(1)
+        if wd != 0:
+            g = g + dt(wd) * arr
+        v = square_avg._data
+        v *= dt(alpha)
+        v += dt(1 - alpha) * g * g
+        changed = [step_t, square_avg]
+        if group["centered"]:
+            grad_avg = state["grad_avg"]
+            ga = grad_avg._data
+            lerp_(ga, g, 1 - alpha)
+            avg = np.sqrt(v + dt(-1) * ga * ga)
+            changed.append(grad_avg)
+        else:
+            avg = np.sqrt(v)
+        avg += dt(eps)
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            b = buf._data
+            b *= dt(momentum)
+            b += g / avg
+            arr += dt(-lr) * b
+            changed.append(buf)
+        else:
+            arr += dt(-lr) * g / avg
+        bump_all(p, *changed)

@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _make
-from ._helpers import bump_all, check_lr, check_step_flags, scalar_tensor, value
-from .optimizer import Optimizer, _grad_array
+from ._helpers import PerParameterOptimizer, bump_all, check_lr, scalar_tensor, value, zeros_state
+from .optimizer import _grad_array
 
 __all__ = ["Rprop"]
 
 
-class Rprop(Optimizer):
+class Rprop(PerParameterOptimizer):
     """Rprop: each coordinate moves by its own step size, in the direction of the gradient's
     sign; the step size grows while the sign holds and shrinks when it flips.
 
@@ -41,6 +41,9 @@ class Rprop(Optimizer):
     ``_helpers.check_step_flags``).
     """
 
+    _setstate_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                          ("capturable", False))
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         lr = check_lr(lr)
@@ -51,51 +54,31 @@ class Rprop(Optimizer):
                     "capturable": capturable}
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+    def _init_state(self, state, p, group):
+        state["step"] = scalar_tensor(0.0)
+        state["prev"] = zeros_state(p)
+        # full_like of the gradient, not of p, as torch: the step sizes take the gradient's layout
+        state["step_size"] = _make(np.full_like(_grad_array(p), value(group["lr"]),
+                                                dtype=p._data.dtype))
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = self._run_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = _grad_array(p)
-                if grad is None:
-                    continue
-                check_step_flags(p, group)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = scalar_tensor(0.0)
-                    state["prev"] = _make(np.zeros_like(p._data))
-                    state["step_size"] = _make(np.full_like(grad, value(group["lr"]),
-                                                            dtype=p._data.dtype))
-                with np.errstate(all="ignore"):
-                    _rprop_update(p, grad, state, group)
-        return loss
+    @staticmethod
+    def _update(p, grad, state, group):
+        """One Rprop step for one parameter, in place, in ``p``'s dtype."""
+        arr = p._data
+        dt = arr.dtype.type
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        step_t, prev, step_size = state["step"], state["prev"], state["step_size"]
+        g = -grad if group["maximize"] else grad
 
-
-def _rprop_update(p, grad, state, group):
-    """One Rprop step for one parameter, in place, in ``p``'s dtype."""
-    arr = p._data
-    dt = arr.dtype.type
-    etaminus, etaplus = group["etas"]
-    step_size_min, step_size_max = group["step_sizes"]
-    step_t, prev, step_size = state["step"], state["prev"], state["step_size"]
-    g = -grad if group["maximize"] else grad
-
-    step_t._data += step_t._data.dtype.type(1)
-    sign = np.sign(g * prev._data)
-    factor = np.where(sign > 0, dt(etaplus), np.where(sign < 0, dt(etaminus), sign))
-    factor[sign == 0] = 1
-    s = step_size._data
-    s *= factor
-    np.clip(s, dt(step_size_min), dt(step_size_max), out=s)
-    g = np.where(factor == dt(etaminus), dt(0), g)
-    arr -= np.sign(g) * s
-    prev._data[...] = g
-    bump_all(p, step_t, prev, step_size)
+        step_t._data += step_t._data.dtype.type(1)
+        sign = np.sign(g * prev._data)
+        factor = np.where(sign > 0, dt(etaplus), np.where(sign < 0, dt(etaminus), sign))
+        factor[sign == 0] = 1
+        s = step_size._data
+        s *= factor
+        np.clip(s, dt(step_size_min), dt(step_size_max), out=s)
+        g = np.where(factor == dt(etaminus), dt(0), g)
+        arr -= np.sign(g) * s
+        prev._data[...] = g
+        bump_all(p, step_t, prev, step_size)
