@@ -328,3 +328,19 @@ def test_optimizer_trains_model():
         opt.step()
     acc = (model(x).argmax(1) == y).float().mean().item()
     assert acc > 0.9
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW"])
+def test_adam_step_state_follows_the_default_dtype(name):
+    # torch keeps 'step' in float64 under a float64 default dtype, float32 otherwise
+    old = tapegrad.get_default_dtype()
+    try:
+        for dt in (tapegrad.float64, tapegrad.float32):
+            tapegrad.set_default_dtype(dt)
+            p = tapegrad.ones(2, requires_grad=True)
+            opt = getattr(tapegrad.optim, name)([p])
+            p.grad = tapegrad.ones(2)
+            opt.step()
+            assert opt.state[p]["step"].dtype == dt
+    finally:
+        tapegrad.set_default_dtype(old)

@@ -19,14 +19,20 @@ import numpy as np
 from .._dtype import get_default_dtype
 from .._tensor import Tensor, _make
 from ..nn._inplace import bump_version
-from .adam import _lerp_
 from .optimizer import Optimizer, _grad_array
 
 __all__ = ["check_lr", "check_nonneg", "check_betas", "scalar_dtype", "scalar_tensor",
            "zeros_state", "value", "lerp_", "check_step_flags", "bump_all",
            "PerParameterOptimizer"]
 
-lerp_ = _lerp_
+def lerp_(start, end, weight):
+    """torch's lerp_ with a scalar weight, in place on ``start`` (in its dtype)."""
+    w = start.dtype.type(weight)
+    if abs(w) < 0.5:
+        start += w * (end - start)
+    else:
+        start[...] = end - (end - start) * (start.dtype.type(1) - w)
+
 
 _CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from ..nn._inplace import bump_version
+from ._helpers import lerp_, scalar_tensor
 from .optimizer import Optimizer, _grad_array
 
 __all__ = ["Adam"]
@@ -65,7 +66,7 @@ class Adam(Optimizer):
             for p in group["params"]:
                 st = self.state.get(p, {})
                 if st and not isinstance(st["step"], Tensor):
-                    st["step"] = _make(np.array(float(st["step"]), np.float32))
+                    st["step"] = scalar_tensor(float(st["step"]))
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
@@ -77,22 +78,13 @@ class Adam(Optimizer):
                     continue
                 state = self.state[p]
                 if len(state) == 0:
-                    state["step"] = _make(np.array(0.0, np.float32))
+                    state["step"] = scalar_tensor()
                     state["exp_avg"] = _make(np.zeros_like(p._data))
                     state["exp_avg_sq"] = _make(np.zeros_like(p._data))
                     if group["amsgrad"]:
                         state["max_exp_avg_sq"] = _make(np.zeros_like(p._data))
                 _adam_update(p, grad, state, group)
         return loss
-
-
-def _lerp_(start, end, weight):
-    """torch's lerp_ with a scalar weight, in place on ``start`` (in its dtype)."""
-    w = start.dtype.type(weight)
-    if abs(w) < 0.5:
-        start += w * (end - start)
-    else:
-        start[...] = end - (end - start) * (start.dtype.type(1) - w)
 
 
 def _adam_update(p, grad, state, group):
@@ -115,7 +107,7 @@ def _adam_update(p, grad, state, group):
             g = g + dt(wd) * arr
 
     m, v = exp_avg._data, exp_avg_sq._data
-    _lerp_(m, g, 1 - beta1)
+    lerp_(m, g, 1 - beta1)
     v *= dt(beta2)
     v += dt(1 - beta2) * g * g
     bump_version(exp_avg)
