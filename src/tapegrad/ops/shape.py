@@ -95,15 +95,27 @@ def view(input, *shape):
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("view(dtype) is not supported by tapegrad")
     shape = infer_shape(_shape_arg(shape, "view"), input._data.size, "view")
-    probe = input._data.view()
-    try:
-        probe.shape = shape
-    except AttributeError:
+    if not _viewable(input._data, shape):
         raise RuntimeError(
             f"view size is not compatible with input tensor's size and stride (at least one dimension "
             f"spans across two contiguous subspaces): input shape {list(input._data.shape)} is not "
-            f"contiguous, so it cannot be viewed as {list(shape)}. Use .reshape(...) instead.") from None
+            f"contiguous, so it cannot be viewed as {list(shape)}. Use .reshape(...) instead.")
     return View.apply(input, shape)
+
+
+def _viewable(arr, shape):
+    """Whether ``arr`` can take ``shape`` without a copy (its strides allow it)."""
+    try:
+        arr.reshape(shape, copy=False)      # (NumPy >= 2.1)
+    except ValueError:
+        return False
+    except TypeError:   # older NumPy has no copy argument: setting the shape fails the same way
+        probe = arr.view()
+        try:
+            probe.shape = shape
+        except AttributeError:
+            return False
+    return True
 
 
 Tensor.view = view
