@@ -23,8 +23,13 @@ from ._factories import *  # noqa: F401,F403
 from . import ops as _ops
 from . import autograd
 from . import cuda
+from ._compat import *  # noqa: F401,F403
 
 globals().update(_ops.PUBLIC)
+
+# load autograd.gradcheck's module now: first loaded later, by `from tapegrad.autograd.gradcheck
+# import gradcheck`, it would replace the function tapegrad.autograd.gradcheck with the module
+autograd.__getattr__("gradcheck")
 
 __version__ = "0.1.0"
 

@@ -42,9 +42,31 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars/arrays on the left defer to our reflected dunders
 
-    def __init__(self, data=None, *, dtype=None, requires_grad=False):
-        from ._factories import _to_array
-        arr = _to_array([] if data is None else data, dtype)
+    def __init__(self, *args, dtype=None, requires_grad=False, device=None):
+        """torch's legacy constructor: ``Tensor(data)`` (a sequence or array, converted to the
+        default float dtype, as torch), ``Tensor(*sizes)`` or ``Tensor(Size)`` (uninitialised
+        values), ``Tensor()`` (empty). ``Tensor(other_tensor)`` shares other's data and dtype
+        (torch returns other itself). ``dtype`` and ``requires_grad`` are tapegrad's additions;
+        prefer ``tapegrad.tensor``. TypeError for a single number (torch: "data must be a
+        sequence")."""
+        from ._factories import _to_array, empty
+        from ._size import Size
+        dt = dtype if dtype is not None else _dtype.get_default_dtype()
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(f"Tensor(): tapegrad only has a CPU device, got device={device!r}")
+        if args and all(type(a) is int for a in args) or len(args) == 1 and type(args[0]) is Size:
+            arr = empty(*args, dtype=dt)._data
+        elif not args:
+            arr = _to_array([], dt)
+        elif len(args) > 1:
+            raise TypeError(f"new() received an invalid combination of arguments: sizes must be "
+                            f"ints, got {tuple(type(a).__name__ for a in args)}")
+        elif isinstance(args[0], Tensor):
+            arr = args[0]._data if dtype is None else args[0]._data.astype(dt.np)
+        elif isinstance(args[0], (int, float, complex, bool)):
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        else:
+            arr = _to_array(args[0], dt)
         _init(self, arr)
         if requires_grad:
             self.requires_grad_(True)

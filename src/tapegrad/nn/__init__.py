@@ -6,8 +6,8 @@
 ``PoissonNLLLoss``), plus the ``functional`` and ``init`` submodules.
 """
 from .parameter import Parameter
-from . import functional, init
+from . import functional, init, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 
-__all__ = ["Parameter", "functional", "init"] + list(_modules_all)
+__all__ = ["Parameter", "functional", "init", "utils"] + list(_modules_all)

@@ -67,10 +67,14 @@ Tensor.new_tensor = new_tensor
 
 def type(self, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's name
     """``type()``: torch's type string, e.g. ``'torch.FloatTensor'`` (kept in torch's spelling so
-    code comparing against those strings runs unchanged). ``type(dtype)`` or
-    ``type('torch.DoubleTensor')``: ``self.to(dtype)`` (self when the dtype is unchanged)."""
+    code comparing against those strings runs unchanged). ``type(dtype)``,
+    ``type(tapegrad.DoubleTensor)`` or ``type('torch.DoubleTensor')``: ``self.to(dtype)`` (self
+    when the dtype is unchanged)."""
     if dtype is None:
         return "torch." + _LEGACY.get(self._data.dtype.name, "Tensor")
+    if not isinstance(dtype, (str, _dtype.dtype)) and isinstance(getattr(dtype, "dtype", None),
+                                                                 _dtype.dtype):
+        dtype = dtype.dtype     # a legacy type: tapegrad.FloatTensor, ...
     if isinstance(dtype, str):
         prefix, _, name = dtype.rpartition(".")
         if prefix not in ("torch", "tapegrad") or name not in _FROM_LEGACY:
@@ -88,3 +92,12 @@ def cpu(self, memory_format=None):
 
 
 Tensor.cpu = cpu
+
+
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """AssertionError, as torch built without CUDA: tapegrad computes on the CPU only."""
+    raise AssertionError("Torch not compiled with CUDA enabled (tapegrad computes on the CPU "
+                         "only; keep tensors on 'cpu')")
+
+
+Tensor.cuda = cuda
