@@ -418,7 +418,9 @@ class SoftplusGrad(ArrayFunction, name="SoftplusBackwardBackward0"):
     """softplus_backward(grad, x, beta, threshold): grad where beta * x > threshold, else
     grad * z / (z + 1) with z = exp(beta * x). derivatives.yaml softplus_backward: grad_output:
     the same op on the incoming grad; self: softplus_double_backward: grad * grad_output * beta *
-    sigmoid(beta x) * (1 - sigmoid(beta x)) where beta * x <= threshold, else 0."""
+    sigmoid(beta x) * (1 - sigmoid(beta x)) where beta * x < threshold, else 0 (a strict ``<``,
+    as torch's softplus_double_backward, so at beta * x == threshold the first derivative takes
+    the log1p branch and the second derivative is 0)."""
 
     @staticmethod
     def forward(ctx, g, x, beta, threshold):
@@ -441,7 +443,7 @@ class SoftplusGrad(ArrayFunction, name="SoftplusBackwardBackward0"):
         gx = None
         if ctx.needs(1):
             s = sigmoid(x * beta)
-            inside = _mask(x, lambda a: a * _c(beta, a.dtype) <= _c(threshold, a.dtype))
+            inside = _mask(x, lambda a: a * _c(beta, a.dtype) < _c(threshold, a.dtype))
             gx = where(inside, gg * g * beta * (s * (1 - s)), 0.0)
         return ggo, gx, None, None
 

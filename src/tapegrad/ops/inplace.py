@@ -25,7 +25,7 @@ from ..autograd.grad_mode import state as _state
 from ..autograd.graph import AccumulateGrad, VersionCounter, user_frame
 from . import pointwise as P
 from ._registry import op
-from ._util import Tensor, _make, check_operand
+from ._util import Tensor, _make, broadcast_error, check_operand
 from .indexing import AdvancedIndex, convert_index, index_tensors
 
 
@@ -369,14 +369,16 @@ class FillTensor(ArrayFunction, name="FillBackward3"):
 
 
 class MaskedFill(ArrayFunction, name="MaskedFillBackward0", nondiff=(1,)):
-    """self.masked_fill_(mask, value). Gradient: grad where not mask to self; sum of grad where
-    mask to a tensor value. ``mask``: a bool Tensor (no edge) or array."""
+    """self.masked_fill_(mask, value). Gradient: grad where not mask to self (the engine sums it
+    back to self's shape where self was broadcast up to the mask's, out of place); sum of grad
+    where mask to a tensor value. ``mask``: a bool Tensor (no edge) or array. The result has the
+    broadcast shape of self and mask (an in-place caller checks that it is self's)."""
 
     @staticmethod
     def forward(ctx, x, mask, value):
         # saved: version-checked and freed by backward, as torch's mask
         ctx.save_for_backward(mask)
-        return np.where(np.broadcast_to(mask, x.shape), value, x).astype(x.dtype)
+        return np.where(mask, value, x).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
@@ -535,23 +537,55 @@ def _plain_write(x, src):
     return x
 
 
-@op("masked_fill_", namespace=False)
-def masked_fill_(self, mask, value):
-    """Set elements where ``mask`` (bool, broadcastable) is True to ``value``; returns self."""
+# torch's C++ names of the dtypes, as its masked_fill_ message prints them
+_MASK_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half",
+                 "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
+
+
+def _masked_fill_args(mask, value):
+    """The mask as a Tensor or array, after torch's checks, in its order: a Tensor value must be
+    0-d, then the mask must be bool (RuntimeError each)."""
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
+        name = _dtype.from_numpy_dtype(m.dtype).name
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtype.from_numpy_dtype(m.dtype)}")
-    return inplace(self, MaskedFill, (mask if isinstance(mask, Tensor) else m, value),
-                   "masked_fill_")
+                           f"{_MASK_C_NAMES.get(name, name)}")
+    return mask if isinstance(mask, Tensor) else m
+
+
+@op("masked_fill_", namespace=False)
+def masked_fill_(self, mask, value):
+    """Set elements where ``mask`` (bool, broadcastable to self) is True to ``value`` (a number,
+    MaskedFillBackward0, or a 0-d Tensor, MaskedFillBackward1, as torch); returns self.
+
+    Raises:
+        RuntimeError: a value Tensor of more than 0 dims; a mask that is not bool; a mask that
+            does not broadcast to self's shape (as torch)."""
+    F = MaskedFillTensor if isinstance(value, Tensor) else MaskedFill
+    return inplace(self, F, (_masked_fill_args(mask, value), value), "masked_fill_")
 
 
 @op("masked_fill")
 def masked_fill(input, mask, value):
-    """Out-of-place masked_fill: a copy with elements where ``mask`` is True set to ``value``."""
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
-    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(
-        input, mask if isinstance(mask, Tensor) else m, value)
+    """Out-of-place masked_fill: a copy of ``input`` broadcast with ``mask`` (the result has
+    their broadcast shape, as torch), with elements where ``mask`` is True set to ``value`` (a
+    number, MaskedFillBackward0, or a 0-d Tensor, MaskedFillBackward1).
+
+    Raises:
+        RuntimeError: a value Tensor of more than 0 dims; a mask that is not bool; input and
+            mask shapes that do not broadcast (as torch)."""
+    m = _masked_fill_args(mask, value)
+    mt = m if isinstance(m, Tensor) else _make(m)
+    if input._data.shape != mt._data.shape:
+        try:
+            np.broadcast_shapes(input._data.shape, mt._data.shape)
+        except ValueError:
+            raise broadcast_error("masked_fill", mt, input) from None
+    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, m, value)
 
 
 def _masked_fill_path(idx, value):

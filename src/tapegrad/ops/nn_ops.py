@@ -338,21 +338,24 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 class MseLoss(ArrayFunction, name="MseLossBackward0"):
-    """Mean/sum/none of (input - target) ** 2. derivatives.yaml mse_loss_backward:
-    2 (input - target) grad / n (n = numel for 'mean')."""
+    """Mean/sum/none of (input - target) ** 2 ('mean' of no elements: nan, as torch).
+    derivatives.yaml mse_loss_backward: 2 (input - target) grad / n (n = numel for 'mean')."""
 
     @staticmethod
     def forward(ctx, a, b, reduction):
         ctx.save_for_backward(a, b)
         ctx.reduction = reduction
         d = a - b
+        if reduction == "mean" and d.size == 0:     # the mean of nothing: nan, as torch
+            return np.asarray(np.nan, d.dtype)
         return _reduce_array(d * d, reduction)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         diff = a - b
-        scale = 2.0 / diff._data.size if ctx.reduction == "mean" else 2.0
+        n = diff._data.size
+        scale = 2.0 / n if ctx.reduction == "mean" and n else 2.0   # (n == 0: empty anyway)
         gd = g * diff * scale
         return (gd if ctx.needs(0) else None), (-gd if ctx.needs(1) else None), None
 

@@ -168,6 +168,17 @@ def _affine_out(x, mean, rstd, w, b, wshape):
     return y.astype(x.dtype, copy=False)
 
 
+def _zeros_like(t):
+    return _make(np.zeros(t._data.shape, t._data.dtype))
+
+
+def _psum(t, paxes):
+    """``t`` summed over ``paxes`` (the axes a weight is broadcast on); ``t`` itself when there
+    are none (a layer_norm whose normalized_shape is the whole input: Tensor.sum(()) would sum
+    everything, as torch's, not nothing)."""
+    return t.sum(paxes) if paxes else t
+
+
 class _NormGrad(ArrayFunction):
     """The backward of a normalization as one primitive: (grad, input, weight) -> the gradients
     of input, weight and bias that ``mask`` asks for, in that order. ``conf``: (axes, wshape,
@@ -186,7 +197,9 @@ class _NormGrad(ArrayFunction):
         outs = []
         if mask[0]:
             a = ga * _param(w, wshape, acc) if w is not None else ga
-            if train:
+            if train and x.size == 0:
+                gx = np.zeros(x.shape, acc)         # (no mean of an empty group)
+            elif train:
                 gx = a - a.mean(axes, keepdims=True)
                 gx -= xhat * (a * xhat).mean(axes, keepdims=True)
                 gx *= rstd
@@ -211,6 +224,10 @@ class _NormGrad(ArrayFunction):
         it = iter(cots)
         u, v, z = (next(it) if m else None for m in ctx.mask)
         need_g, need_x, need_w = ctx.needs(0), ctx.needs(1), ctx.needs(2)
+        if x.numel() == 0:      # empty groups: every sum is 0 (and no mean of an empty slice)
+            return (_zeros_like(g) if need_g else None, _zeros_like(x) if need_x else None,
+                    _zeros_like(w) if need_w and w is not None else None,
+                    None, None, None, None)
 
         def E(t):
             return t.mean(axes, keepdim=True)
@@ -233,7 +250,7 @@ class _NormGrad(ArrayFunction):
                 if need_g:
                     gg = rpu * wv if wv is not None else rpu
                 if need_w:
-                    gw = (g * rpu).sum(paxes).reshape(w.shape)
+                    gw = _psum(g * rpu, paxes).reshape(w.shape)
                 if need_x:
                     a = g * wv if wv is not None else g
                     Ea, Eax = E(a), E(a * xhat)
@@ -244,7 +261,7 @@ class _NormGrad(ArrayFunction):
                 if need_g:
                     gg = ur * wv if wv is not None else ur
                 if need_w:
-                    gw = (ur * g).sum(paxes).reshape(w.shape)
+                    gw = _psum(ur * g, paxes).reshape(w.shape)
         if vv is not None:
             if need_g:
                 t = vv * xhat
@@ -435,6 +452,12 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         _check_channels(name, t, c)
+    if _grad_state.record:      # torch's autograd kernel refuses them before running
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is not None and t._requires_grad:
+                raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
+                                   f"respect to argument '{name}'. This input cannot have "
+                                   f"requires_grad True.")
     _need_float(input, "batch_norm")
     _check_param_dtypes(input, weight, bias, running_mean, running_var, op_name=op_name)
     return NativeBatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training),
@@ -464,8 +487,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     Raises:
         ValueError: ``training`` with one value per channel (N * prod(spatial) == 1), as torch.
         RuntimeError: a running statistic missing in eval mode; a running statistic, weight or
-            bias without C elements; a parameter of another dtype; in eval mode an input of
-            fewer than 2 dims.
+            bias without C elements; with grad mode on (outside inference mode), a running
+            statistic that requires grad (torch's "not differentiable with respect to argument
+            'running_mean'"); a parameter of another dtype; in eval mode an input of fewer than
+            2 dims.
         IndexError: in training, an input of fewer than 2 dims (as torch).
         TypeError: an argument that is not a Tensor (or None).
         NotImplementedError: a non-floating input.
@@ -548,7 +573,7 @@ def _group_norm(input, num_groups, weight, bias, eps, op_name):
                            f"{len(xs)}")
     g = int(num_groups)
     if g <= 0:
-        raise RuntimeError(f"{op_name}: num_groups must be positive, got {num_groups}")
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {g}")
     c = xs[1]
     if c % g:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
@@ -577,20 +602,37 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     gradients are views of it (ViewBackward0 under create_graph, as torch) and differentiable
     again.
 
-    Raises:
-        RuntimeError: input of fewer than 2 dims; C not divisible by ``num_groups`` (or
-            ``num_groups`` not positive); a weight or bias not of shape (C,); a parameter of
-            another dtype.
+    Raises, in torch's order:
         TypeError: input, weight or bias not a Tensor.
+        RuntimeError: input of fewer than 2 dims.
+        ZeroDivisionError: ``num_groups`` 0 (torch's functional form divides by it first).
+        ValueError: one value per group and sample, i.e. N * C // num_groups * prod(spatial)
+            == 1 (torch's "Expected more than 1 value per channel when training", checked by
+            nn.functional.group_norm whatever the mode, and printing that list of sizes:
+            [N * C // num_groups, num_groups, *spatial]).
+        RuntimeError: ``num_groups`` negative; C not divisible by ``num_groups``; a weight or
+            bias not of shape (C,); a parameter of another dtype.
         NotImplementedError: a non-floating input.
     """
+    _need_tensor(input, "input", 1, "group_norm", optional=False)
+    xs = input._data.shape
+    if len(xs) >= 2:    # torch's _verify_batch_size on [N * C // G, G, *spatial]
+        groups = int(num_groups) if isinstance(num_groups, np.integer) else num_groups
+        size = [xs[0] * xs[1] // groups, groups] + list(xs[2:])
+        count = size[0]
+        for d in size[2:]:
+            count *= d
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {size}")
     return _group_norm(input, num_groups, weight, bias, eps, "group_norm")
 
 
 @op("group_norm", method=False)
 def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     """``tapegrad.group_norm``: torch.group_norm, the same as nn.functional.group_norm
-    (``cudnn_enabled`` is accepted and ignored)."""
+    without its check for one value per group nor its division by ``num_groups`` (as torch:
+    ``num_groups`` 0 is a RuntimeError here); ``cudnn_enabled`` is accepted and ignored."""
     return _group_norm(input, num_groups, weight, bias, eps, "group_norm")
 
 

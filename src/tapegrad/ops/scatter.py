@@ -12,6 +12,7 @@ torch), and never an edge of the graph.
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -227,10 +228,13 @@ class ScatterReduce(ArrayFunction, name="ScatterReduceBackward0", nondiff=(2,)):
     everything else reduced at its place (result / src, with a lone zero handled by reducing
     again with it replaced by 1; two or more zeros give 0); amax/amin: grad split evenly among
     self and the src values equal to the result. Without include_self, self's grad is zero where
-    anything was scattered."""
+    anything was scattered. ``reduce`` 'max'/'min' (torch's legacy names) compute as amax/amin,
+    but backward raises RuntimeError, as torch's scatter_reduce_backward."""
 
     @staticmethod
     def forward(ctx, x, axis, idx, src, reduce, include_self):
+        ctx.legacy = reduce if reduce in _REDUCE_ALIASES else None
+        reduce = _REDUCE_ALIASES.get(reduce, reduce)
         out = x.copy()
         o, i1 = _at1(out), _at1(idx)
         hit = np.zeros(o.shape, bool)
@@ -256,6 +260,9 @@ class ScatterReduce(ArrayFunction, name="ScatterReduceBackward0", nondiff=(2,)):
 
     @staticmethod
     def backward(ctx, g):
+        if ctx.legacy is not None:
+            raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                               f"'amin' but got {ctx.legacy}.")
         idx, x, src, res = ctx.saved_tensors
         axis, reduce, inc = ctx.axis, ctx.reduce, ctx.include_self
         dt = g._data.dtype
@@ -373,8 +380,8 @@ _REDUCE_ALIASES = {"max": "amax", "min": "amin"}
 @op("scatter_reduce")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """``input`` with ``src``'s values reduced into it at ``index`` along ``dim``: ``reduce``
-    is 'sum', 'prod', 'mean', 'amax' or 'amin' ('max'/'min' are read as amax/amin, as torch
-    does); ``include_self=False`` leaves input's own value out where anything is scattered.
+    is 'sum', 'prod', 'mean', 'amax' or 'amin' ('max'/'min' are computed as amax/amin, as
+    torch does, but their backward raises RuntimeError, as torch's); ``include_self=False`` leaves input's own value out where anything is scattered.
     'mean' divides by the number of values (at least 1); on integer tensors it floors. Index and
     shape rules, result shape and dtype as :func:`scatter_add`.
 
@@ -383,14 +390,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     to one place, the src gradient there is 0 also under create_graph (torch raises then).
 
     Raises TypeError, IndexError and RuntimeError as :func:`scatter_add`; RuntimeError for an
-    unknown ``reduce``."""
+    unknown ``reduce``, and in backward for 'max'/'min'."""
     _need_tensor(src, "scatter_reduce", "src", 4)
     red = _REDUCE_ALIASES.get(reduce, reduce)
     if red not in _REDUCE_UFUNC:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     axis = _check_scatter("scatter_reduce", input, dim, index, src)
-    return ScatterReduce.apply(input, axis, index, src, red, bool(include_self))
+    return ScatterReduce.apply(input, axis, index, src, reduce, bool(include_self))
 
 
 # ---- index_add, index_copy, index_fill -----------------------------------------------------------
@@ -1305,6 +1312,25 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 
+@op("diagflat")
+def diagflat(input, offset=0):
+    """A square matrix with the flattened ``input`` on its diagonal ``offset`` (above the main
+    one for offset > 0, below for < 0), zeros elsewhere: n + |offset| rows for n elements.
+    Input's dtype. Recorded as torch's composite: ``input.contiguous().view(-1)``
+    (CloneBackward0 for a non-contiguous input, then ViewBackward0) and DiagEmbedBackward0
+    (derivatives.yaml diag_embed: the diagonal of grad).
+
+    Raises:
+        TypeError: input not a Tensor; ``offset`` not an int (a bool or float included), as
+            torch's argument parser."""
+    _need_tensor(input, "diagflat", "input", 1)
+    if isinstance(offset, bool) or not hasattr(offset, "__index__"):
+        raise TypeError(f"diagflat(): argument 'offset' (position 2) must be int, not "
+                        f"{type(offset).__name__}")
+    flat = input.contiguous().view(-1)
+    return DiagEmbed.apply(flat, operator.index(offset), 0, 1)
+
+
 class Trace(ArrayFunction, name="TraceBackward0"):
     """Sum of the main diagonal of a matrix. derivatives.yaml trace: trace_backward (grad on the
     diagonal of zeros)."""
@@ -1394,7 +1420,16 @@ op("tile", namespace=False)(_tile_method)
 
 
 def _tensor_list(tensors, fn):
+    """``tensors`` (a list or tuple of Tensors) as a list: TypeError for a single Tensor, any
+    other type or a non-Tensor element (as torch's argument parser), RuntimeError when empty."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
     tensors = list(tensors)
+    for k, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{type(t).__name__}")
     if not tensors:
         raise RuntimeError(f"{fn} expects a non-empty TensorList")
     return tensors
@@ -1414,7 +1449,8 @@ def _atleast(t, n):
 @op("hstack", method=False)
 def hstack(tensors):
     """Concatenate along dim 1 (dim 0 when the first tensor is 0-d or 1-D, 0-d read as 1-D),
-    with cat's dtype promotion (CatBackward0). RuntimeError for an empty list, as cat's."""
+    with cat's dtype promotion (CatBackward0). RuntimeError for an empty list, as cat's;
+    TypeError unless ``tensors`` is a list or tuple (a single Tensor included), as torch."""
     ts = [_atleast(t, 1) for t in _tensor_list(tensors, "hstack")]
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
@@ -1422,21 +1458,32 @@ def hstack(tensors):
 @op("vstack", method=False)
 def vstack(tensors):
     """Concatenate along dim 0 after making each tensor at least 2-D ((k,) -> (1, k))
-    (CatBackward0). RuntimeError for an empty list, as cat's."""
+    (CatBackward0). RuntimeError for an empty list, as cat's; TypeError
+    unless ``tensors`` is a list or tuple (a single Tensor included), as torch."""
     return cat([_atleast(t, 2) for t in _tensor_list(tensors, "vstack")], 0)
+
+
+@op("row_stack", method=False)
+def row_stack(tensors):
+    """torch.row_stack: :func:`vstack` under another name (CatBackward0), without a warning, as
+    torch 2.13. RuntimeError for an empty list; TypeError unless ``tensors`` is a list or tuple
+    of Tensors (a single Tensor included), as torch."""
+    return cat([_atleast(t, 2) for t in _tensor_list(tensors, "row_stack")], 0)
 
 
 @op("dstack", method=False)
 def dstack(tensors):
     """Concatenate along dim 2 after making each tensor at least 3-D ((k,) -> (1, k, 1),
-    (a, b) -> (a, b, 1)) (CatBackward0). RuntimeError for an empty list, as cat's."""
+    (a, b) -> (a, b, 1)) (CatBackward0). RuntimeError for an empty list, as cat's; TypeError
+    unless ``tensors`` is a list or tuple (a single Tensor included), as torch."""
     return cat([_atleast(t, 3) for t in _tensor_list(tensors, "dstack")], 2)
 
 
 @op("column_stack", method=False)
 def column_stack(tensors):
     """Concatenate along dim 1, 0-d and 1-D tensors taken as columns (reshaped to (n, 1))
-    (CatBackward0). RuntimeError for an empty list, as cat's."""
+    (CatBackward0). RuntimeError for an empty list, as cat's; TypeError
+    unless ``tensors`` is a list or tuple (a single Tensor included), as torch."""
     ts = _tensor_list(tensors, "column_stack")
     return cat([t.reshape(t._data.size, 1) if t._data.ndim <= 1 else t for t in ts], 1)
 
@@ -1541,10 +1588,12 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     times; logical xor for bool), after concatenating ``prepend`` and ``append`` (tensors of
     input's rank) along dim. Each step shrinks dim by 1 (to no less than 0). Result dtype: the
     promoted dtype of the concatenated tensors. Recorded as its pieces: SubBackward0 of two
-    SliceBackward0 (derivatives.yaml sub, slice); ``n=0`` gives a copy (CopyBackwards).
+    SliceBackward0 (derivatives.yaml sub, slice); ``n=0`` gives a copy of the input
+    (CopyBackwards), without prepend/append (as torch; they are still checked).
 
     Raises:
-        RuntimeError: a 0-d input; n < 0; prepend/append of another rank.
+        RuntimeError: a 0-d input; n < 0; prepend/append of another rank, or of another size
+            than input's in a dim other than ``dim``.
         TypeError: prepend/append not a Tensor.
         IndexError: ``dim`` out of range."""
     nd = input._data.ndim
@@ -1560,17 +1609,21 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
             if t._data.ndim != nd:
                 raise RuntimeError("diff expects prepend or append to be the same dimension as "
                                    "input")
+            for d in range(nd):
+                if d != axis and t._data.shape[d] != input._data.shape[d]:
+                    raise RuntimeError(
+                        f"diff expects the shape of tensor to prepend or append to match that "
+                        f"of input except along the differencing dimension; input.size({d}) = "
+                        f"{input._data.shape[d]}, but got tensor.size({d}) = {t._data.shape[d]}")
+    if n == 0:      # a copy of the input: prepend/append are checked, not used (as torch)
+        out = _make(np.empty_like(input._data))
+        return copy_(out, input)
     if prepend is not None:
         parts.append(prepend)
     parts.append(input)
     if append is not None:
         parts.append(append)
     a = cat(parts, axis) if len(parts) > 1 else input
-    if n == 0:
-        if a is not input:
-            return a
-        out = _make(np.empty_like(input._data))
-        return copy_(out, input)
     pre = (slice(None),) * axis
     for _ in range(n):
         hi, lo = a[pre + (slice(1, None),)], a[pre + (slice(None, -1),)]
@@ -1648,7 +1701,18 @@ def _binary_tensors(fn, input, other):
     _need_tensor(other, fn, "other", 2)
 
 
+def _check_broadcast(fn, *tensors):
+    """torch's RuntimeError for shapes that do not broadcast (checked before the dtype, as
+    torch's TensorIterator)."""
+    shapes = [t._data.shape for t in tensors if isinstance(t, Tensor)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise broadcast_error(fn, *tensors) from None
+
+
 def _float_only(kernel, input, other):
+    _check_broadcast(kernel.replace("_cpu", ""), input, other)
     rt = _dtype.result_type(input, other)
     if not rt.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(rt.np)}'")
@@ -1706,8 +1770,8 @@ def hypot(input, other):
     """sqrt(input^2 + other^2) elementwise with broadcasting, without overflow for large values.
     Result: the promoted (floating) dtype. Derivative (derivatives.yaml hypot): grad * input /
     result and grad * other / result (HypotBackward0; nan at (0, 0), as torch).
-    TypeError unless both are Tensors; NotImplementedError when the promoted dtype is not
-    floating; RuntimeError for shapes that do not broadcast."""
+    TypeError unless both are Tensors; RuntimeError for shapes that do not broadcast (checked
+    first, as torch); NotImplementedError when the promoted dtype is not floating."""
     _binary_tensors("hypot", input, other)
     _float_only("hypot_cpu", input, other)
     return Hypot.apply(input, other)
@@ -1750,8 +1814,8 @@ def logaddexp(input, other):
     """log(exp(input) + exp(other)) elementwise with broadcasting, computed stably. Result: the
     promoted (floating) dtype. Derivative (derivatives.yaml logaddexp): grad / (1 + exp(other -
     input)) and its mirror (LogaddexpBackward0). TypeError unless both are Tensors;
-    NotImplementedError for a non-floating promoted dtype; RuntimeError for shapes that do not
-    broadcast."""
+    RuntimeError for shapes that do not broadcast (checked first, as torch);
+    NotImplementedError for a non-floating promoted dtype."""
     _binary_tensors("logaddexp", input, other)
     _float_only("logaddexp_cpu", input, other)
     return Logaddexp.apply(input, other)
@@ -1925,6 +1989,7 @@ def _lerp_checks(input, end, weight):
         raise RuntimeError(f"expected dtype {c} for `weight` but got dtype "
                            f"{_C_NAMES.get(wd, wd)}")
     if xd.kind != "f":
+        _check_broadcast("lerp", input, end, weight)
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_name(input._data)}'")
     return LerpTensor if isinstance(weight, Tensor) else LerpScalar
@@ -1941,8 +2006,8 @@ def lerp(input, end, weight):
     grad * weight; weight: grad * (end - input).
 
     Raises TypeError (end not a Tensor, weight neither number nor Tensor); RuntimeError (end or
-    a non-0-d weight of another dtype; shapes that do not broadcast); NotImplementedError for a
-    non-floating input."""
+    a non-0-d weight of another dtype; then shapes that do not broadcast); NotImplementedError
+    for a non-floating input (after those checks, as torch)."""
     F = _lerp_checks(input, end, weight)
     return F.apply(input, end, weight)
 
@@ -2115,7 +2180,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     axis = _check_scatter("scatter_reduce_", self, dim, index, src)
-    return inplace(self, ScatterReduce, (axis, index, src, red, bool(include_self)),
+    return inplace(self, ScatterReduce, (axis, index, src, reduce, bool(include_self)),
                    "scatter_reduce_")
 
 

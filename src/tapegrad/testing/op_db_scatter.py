@@ -211,6 +211,14 @@ def s_diag(make, dt):
             S(make(3, 4), (7,), name="matrix_past_edge"), S(make(4, 3).T, name="noncontig")]
 
 
+def s_diagflat(make, dt):
+    return [S(make(3), name="vector"), S(make(2, 3), name="matrix"),
+            S(make(2, 2), (1,), name="above"), S(make(3), (-2,), name="below"),
+            S(make(), name="0d"), S(make(0), (2,), name="empty"),
+            S(make(4, 3).T, (-1,), name="noncontig"),
+            S(_i([[1, 2], [3, 4]]), (1,), name="int")]
+
+
 def s_diagonal(make, dt):
     return [S(make(3, 4), name="default"), S(make(3, 4), (1,), name="above"),
             S(make(3, 4), (-2,), name="below"), S(make(3, 4), (0, 1, 0), name="swapped"),
@@ -428,6 +436,7 @@ rows = [
     OpInfo("flipud", sample_inputs_func=s_flipud),
     OpInfo("rot90", sample_inputs_func=s_rot90),
     OpInfo("diag", sample_inputs_func=s_diag),
+    OpInfo("diagflat", sample_inputs_func=s_diagflat),
     OpInfo("diagonal", sample_inputs_func=s_diagonal),
     OpInfo("diag_embed", sample_inputs_func=s_diag_embed),
     OpInfo("trace", sample_inputs_func=s_trace),
@@ -435,6 +444,7 @@ rows = [
     OpInfo("tile", sample_inputs_func=s_tile),
     OpInfo("hstack", sample_inputs_func=s_hstack),
     OpInfo("vstack", sample_inputs_func=s_vstack),
+    OpInfo("row_stack", sample_inputs_func=s_vstack),
     OpInfo("dstack", sample_inputs_func=s_dstack),
     OpInfo("column_stack", sample_inputs_func=s_column_stack),
     OpInfo("meshgrid", sample_inputs_func=s_meshgrid),

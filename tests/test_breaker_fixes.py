@@ -1,0 +1,462 @@
+"""Regressions found by comparing tapegrad with torch 2.13 (a tester's repro scripts):
+
+1. layer_norm's double backward with a weight when ``normalized_shape`` is the whole input
+   (and an empty input), 2. mse_loss 'mean' of no elements, 3. diff with n=0 and
+   prepend/append, 4. softplus's second derivative at beta * x == threshold, 5. masked_fill's
+   argument checks and out-of-place broadcasting, 6. group_norm's one-value-per-group and
+   num_groups=0 errors, batch_norm's running statistics that require grad, 7. the *stack ops
+   given one Tensor, broadcast errors before dtype errors in hypot/logaddexp/lerp, scatter_reduce's
+   legacy 'max'/'min' backward, 8. diagflat and row_stack.
+
+Each has a tapegrad-only check of the right value or exception, and a comparison with torch
+(the ``torch`` fixture skips cleanly without it).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+F = tg.nn.functional
+
+
+def _np(t):
+    return None if t is None else t.detach().numpy()
+
+
+def _outcome(lib, fn):
+    """('ok', value as an array or a Python object) or ('exc', exception type name)."""
+    try:
+        r = fn(lib)
+    except Exception as e:          # noqa: BLE001 - the type is what is compared
+        return ("exc", type(e).__name__, str(e))
+    if isinstance(r, tuple):
+        return ("ok", tuple(_np(t) if hasattr(t, "detach") else t for t in r))
+    return ("ok", _np(r) if hasattr(r, "detach") else r)
+
+
+def _same(a, b):
+    assert a[0] == b[0], (a, b)
+    if a[0] == "exc":
+        assert a[1] == b[1], (a, b)
+        return
+    va, vb = a[1], b[1]
+    if isinstance(va, tuple):
+        assert len(va) == len(vb)
+        for x, y in zip(va, vb):
+            _same(("ok", x), ("ok", y))
+        return
+    if isinstance(va, np.ndarray):
+        assert va.shape == vb.shape and va.dtype == vb.dtype, (va, vb)
+        np.testing.assert_allclose(va, vb, rtol=1e-6, atol=1e-7, equal_nan=True)
+    else:
+        assert str(va) == str(vb).replace("torch.", "tapegrad."), (va, vb)
+
+
+def _compare(torch, fn):
+    _same(_outcome(tg, fn), _outcome(torch, fn))
+
+
+# ---- 1. layer_norm double backward ----------------------------------------------------------------
+def _ln_double(lib, shape, full, data):
+    x = lib.tensor(np.array(data, np.float64).reshape(shape), requires_grad=True)
+    ns = tuple(x.shape) if full else tuple(x.shape[-1:])
+    n = int(np.prod(ns))
+    w = lib.tensor(np.arange(1.0, 1.0 + n).reshape(ns), requires_grad=True)
+    b = lib.tensor(np.zeros(ns), requires_grad=True)
+    y = F.layer_norm(x, ns, w, b) if lib is tg else lib.nn.functional.layer_norm(x, ns, w, b)
+    go = lib.tensor(np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape))
+    gs = lib.autograd.grad((y * go).sum(), (x, w, b), create_graph=True)
+    s = sum((g * g).sum() for g in gs if g.requires_grad)
+    return tuple(gs) + tuple(lib.autograd.grad(s, (x, w), allow_unused=True))
+
+
+_LN_CASES = [((3,), True, [1.0, 2.0, 4.0]), ((2, 3), True, [1.0, 2.0, 4.0, 0.0, -1.0, 3.0]),
+             ((0, 3), True, []), ((0, 3), False, []),
+             ((2, 3), False, [1.0, 2.0, 4.0, 0.0, -1.0, 3.0])]
+
+
+@pytest.mark.parametrize("shape,full,data", _LN_CASES)
+def test_layer_norm_double_backward_whole_input(shape, full, data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no NumPy warning for an empty group
+        out = _ln_double(tg, shape, full, data)
+    assert all(o is not None for o in out)
+    assert tuple(out[1].shape) == (tuple(shape) if full else tuple(shape[-1:]))
+    assert tuple(out[4].shape) == tuple(out[1].shape)
+
+
+def test_layer_norm_double_backward_whole_input_value():
+    # the second derivatives against finite differences of the first (float64)
+    x = tg.tensor([1.0, 2.0, 4.0], dtype=tg.float64, requires_grad=True)
+    w = tg.tensor([1.0, 2.0, 3.0], dtype=tg.float64, requires_grad=True)
+    assert tg.autograd.gradgradcheck(lambda a, c: F.layer_norm(a, (3,), c), (x, w))
+
+
+@pytest.mark.parametrize("shape,full,data", _LN_CASES)
+def test_layer_norm_double_backward_whole_input_torch(torch, shape, full, data):
+    _compare(torch, lambda lib: _ln_double(lib, shape, full, data))
+
+
+def test_layer_norm_double_backward_repro_torch(torch):
+    def f(lib):
+        x = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = lib.nn.functional.layer_norm(x, (3,), w)
+        gx, gw = lib.autograd.grad((y * lib.tensor([1.0, -1.0, 2.0])).sum(), (x, w),
+                                   create_graph=True)
+        return lib.autograd.grad(gx.sum() + gw.sum(), (x, w))
+    a, b = _outcome(tg, f), _outcome(torch, f)
+    assert a[0] == b[0] == "ok"
+    for u, v in zip(a[1], b[1]):
+        np.testing.assert_allclose(u, v, atol=1e-5)
+
+
+# ---- 2. mse_loss of nothing ----------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0,), (0, 2)])
+def test_mse_loss_empty_mean(shape):
+    a = tg.zeros(*shape, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = F.mse_loss(a, tg.zeros(*shape))
+        loss.backward()
+    assert np.isnan(loss.item()) and loss.dtype == tg.float32
+    assert a.grad.shape == shape
+    assert F.mse_loss(a, tg.zeros(*shape), reduction="sum").item() == 0.0
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_empty_torch(torch, reduction):
+    def f(lib):
+        a = lib.zeros(0, 2, requires_grad=True)
+        loss = lib.nn.functional.mse_loss(a, lib.zeros(0, 2), reduction=reduction)
+        g, = lib.autograd.grad(loss.sum(), a)
+        return loss, g
+    _compare(torch, f)
+
+
+# ---- 3. diff n=0 ---------------------------------------------------------------------------------
+def test_diff_n0_ignores_prepend_append():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = tg.diff(x, n=0, prepend=tg.tensor([9.0]), append=tg.tensor([5.0]))
+    assert y.tolist() == [1.0, 2.0]
+    assert y.grad_fn.name() == "CopyBackwards"
+    with pytest.raises(RuntimeError, match="match that of input except along"):
+        tg.diff(tg.ones(2, 3), n=0, dim=0, prepend=tg.ones(1, 4))
+
+
+_DIFF_CASES = [
+    lambda L: L.diff(L.tensor([1.0, 2.0]), n=0, prepend=L.tensor([9.0])),
+    lambda L: L.diff(L.tensor([1.0, 2.0]), n=0, append=L.tensor([9.0, 3.0])),
+    lambda L: L.diff(L.tensor([1, 2]), n=0, prepend=L.tensor([9.0])),
+    lambda L: L.diff(L.tensor([1.0, 2.0]), n=0, prepend=L.tensor(9.0)),
+    lambda L: L.diff(L.ones(2, 3), n=0, dim=0, prepend=L.ones(1, 4)),
+    lambda L: L.diff(L.ones(2, 3), n=1, dim=0, prepend=L.ones(1, 4)),
+    lambda L: L.diff(L.tensor([1.0, 4.0]), n=2, prepend=L.tensor([9.0])),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_DIFF_CASES)))
+def test_diff_n0_torch(torch, k):
+    _compare(torch, _DIFF_CASES[k])
+
+
+# ---- 4. softplus second derivative at the threshold -----------------------------------------------
+def _softplus_derivs(lib, v):
+    x = lib.tensor([v], dtype=lib.float64, requires_grad=True)
+    y = lib.nn.functional.softplus(x, beta=2, threshold=1)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    g2, = lib.autograd.grad(g.sum(), x)
+    return y, g, g2
+
+
+def test_softplus_second_derivative_at_threshold():
+    y, g, g2 = _softplus_derivs(tg, 0.5)        # beta * x == threshold: the log1p branch
+    assert y.item() == pytest.approx(np.log1p(np.e) / 2)
+    assert g.item() == pytest.approx(1 / (1 + np.exp(-1.0)))
+    assert g2.item() == 0.0                      # torch's strict `<` in the double backward
+    _, _, g2 = _softplus_derivs(tg, 0.25)
+    s = 1 / (1 + np.exp(-0.5))
+    assert g2.item() == pytest.approx(2 * s * (1 - s))
+
+
+@pytest.mark.parametrize("v", [-1.0, 0.0, 0.25, 0.5, 0.6, 1.0])
+def test_softplus_second_derivative_torch(torch, v):
+    _compare(torch, lambda L: _softplus_derivs(L, v))
+
+
+# ---- 5. masked_fill ------------------------------------------------------------------------------
+def test_masked_fill_checks_and_broadcast():
+    with pytest.raises(RuntimeError, match="only supports boolean masks.*long int"):
+        tg.zeros(3).masked_fill(tg.tensor([1, 0, 1]), 1.0)
+    with pytest.raises(RuntimeError, match="only supports boolean masks.*long int"):
+        tg.zeros(3).masked_fill_(tg.tensor([1, 0, 1]), 1.0)
+    with pytest.raises(RuntimeError, match="0-dimensional value tensor.*1 dimension"):
+        tg.zeros(3).masked_fill(tg.tensor([True, False, True]), tg.tensor([5.0]))
+    with pytest.raises(RuntimeError, match="0-dimensional value tensor.*2 dimension"):
+        tg.zeros(3).masked_fill_(tg.tensor([True, False, True]), tg.ones(1, 1))
+    x = tg.zeros(2, 1, requires_grad=True)
+    v = tg.tensor(2.0, requires_grad=True)
+    y = tg.masked_fill(x, tg.tensor([[True, False]] * 2), v)
+    assert y.shape == (2, 2) and y.tolist() == [[2.0, 0.0], [2.0, 0.0]]
+    y.backward(tg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert x.grad.tolist() == [[2.0], [4.0]] and v.grad.item() == 4.0
+    with pytest.raises(RuntimeError):
+        tg.zeros(2, 1).masked_fill_(tg.tensor([[True, False]] * 2), 1.0)
+
+
+_MF_CASES = [
+    lambda L: L.zeros(3).masked_fill(L.tensor([1, 0, 1]), 1.0),
+    lambda L: L.zeros(3).masked_fill(L.tensor([1, 0, 1], dtype=L.uint8), 1.0),
+    lambda L: L.zeros(3).masked_fill(L.tensor([1.0, 0, 1]), 1.0),
+    lambda L: L.zeros(3).masked_fill_(L.tensor([1, 0, 1]), 1.0),
+    lambda L: L.zeros(3).masked_fill_(L.tensor([1, 0, 1]), L.tensor([1.0])),
+    lambda L: L.zeros(3).masked_fill(L.tensor([True, False, True]), L.ones(2, 2)),
+    lambda L: L.zeros(3).masked_fill(L.tensor([True, False]), 1.0),
+    lambda L: L.zeros(2, 1).masked_fill_(L.tensor([[True, False]] * 2), 1.0),
+    lambda L: L.masked_fill(L.zeros(2, 1), L.tensor([[True, False]] * 2), 1.0),
+    lambda L: L.masked_fill(L.zeros(3), L.tensor([[True, False, True]] * 2), L.tensor(2.0)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_MF_CASES)))
+def test_masked_fill_torch(torch, k):
+    a, b = _outcome(tg, _MF_CASES[k]), _outcome(torch, _MF_CASES[k])
+    _same(a, b)
+    if a[0] == "exc" and b[2].startswith("masked_fill_"):
+        assert a[2] == b[2]
+
+
+@pytest.mark.parametrize("tensor_value", [False, True])
+def test_masked_fill_inplace_node_torch(torch, tensor_value):
+    def f(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        v = lib.tensor(2.0, dtype=lib.float64, requires_grad=True) if tensor_value else 2.0
+        y = (x * 1).masked_fill_(lib.tensor([True, False, True]), v)
+        gs = lib.autograd.grad(y.sum(), (x, v) if tensor_value else (x,))
+        return (y,) + tuple(gs) + (type(y.grad_fn).__name__,)
+    _compare(torch, f)
+
+
+@pytest.mark.parametrize("tensor_value", [False, True])
+def test_masked_fill_broadcast_input_grad_torch(torch, tensor_value):
+    def f(lib):
+        x = lib.tensor([[1.0], [2.0]], requires_grad=True)
+        v = lib.tensor(3.0, requires_grad=True) if tensor_value else 3.0
+        y = lib.masked_fill(x, lib.tensor([[True, False], [False, False]]), v)
+        go = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        gs = lib.autograd.grad(y, (x, v) if tensor_value else (x,), go, create_graph=True)
+        return (y,) + tuple(gs) + (type(y.grad_fn).__name__,)
+    _compare(torch, f)
+
+
+# ---- 6. group_norm / batch_norm errors -----------------------------------------------------------
+def test_group_norm_errors():
+    with pytest.raises(ValueError, match=r"more than 1 value per channel.*\[1, 3\]"):
+        F.group_norm(tg.ones(1, 3), 3)
+    with pytest.raises(ValueError, match=r"\[1, 2\]"):
+        F.group_norm(tg.ones(1, 3), 2)
+    with pytest.raises(ZeroDivisionError):
+        F.group_norm(tg.ones(2, 3, 4), 0)
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        tg.group_norm(tg.ones(2, 3, 4), 0)
+    assert F.group_norm(tg.ones(1, 6, 1), 3).shape == (1, 6, 1)
+    assert tg.group_norm(tg.ones(1, 3), 3).tolist() == [[0.0, 0.0, 0.0]]
+
+
+def test_batch_norm_running_stat_requires_grad():
+    for kw in ({"running_mean": tg.zeros(3, requires_grad=True), "running_var": tg.ones(3)},
+               {"running_mean": tg.zeros(3), "running_var": tg.ones(3, requires_grad=True)}):
+        name = next(k for k, v in kw.items() if v.requires_grad)
+        for training in (True, False):
+            with pytest.raises(RuntimeError, match=f"with respect to argument '{name}'"):
+                F.batch_norm(tg.ones(4, 3), kw["running_mean"], kw["running_var"],
+                             training=training)
+        with tg.no_grad():
+            assert F.batch_norm(tg.ones(4, 3), kw["running_mean"], kw["running_var"],
+                                training=True).shape == (4, 3)
+
+
+_NORM_CASES = [
+    lambda L: L.nn.functional.group_norm(L.ones(1, 3), 3),
+    lambda L: L.nn.functional.group_norm(L.ones(1, 3, 1, 1), 3),
+    lambda L: L.nn.functional.group_norm(L.ones(1, 6, 1), 3),
+    lambda L: L.nn.functional.group_norm(L.ones(1, 3), 2),
+    lambda L: L.nn.functional.group_norm(L.ones(1, 3), 4),
+    lambda L: L.nn.functional.group_norm(L.ones(2, 3, 4), 0),
+    lambda L: L.nn.functional.group_norm(L.ones(2, 3, 4), -1),
+    lambda L: L.nn.functional.group_norm(L.ones(1, 3), 3, L.ones(2)),
+    lambda L: L.nn.functional.group_norm(L.ones(0, 3), 3),
+    lambda L: L.group_norm(L.ones(1, 3), 3),
+    lambda L: L.group_norm(L.ones(1, 3), 0),
+    lambda L: L.nn.GroupNorm(3, 3)(L.ones(1, 3)),
+    lambda L: L.nn.functional.batch_norm(L.ones(4, 3), L.zeros(3, requires_grad=True),
+                                         L.ones(3), training=True),
+    lambda L: L.nn.functional.batch_norm(L.ones(4, 3), L.zeros(3),
+                                         L.ones(3, requires_grad=True), training=False),
+    lambda L: L.nn.functional.batch_norm(L.ones(4, 3, dtype=L.long),
+                                         L.zeros(3, requires_grad=True), L.ones(3),
+                                         training=True),
+    lambda L: L.nn.functional.batch_norm(L.ones(4, 3), L.zeros(2, requires_grad=True),
+                                         L.ones(3), training=True),
+    lambda L: L.batch_norm(L.ones(4, 3), None, None, L.zeros(3, requires_grad=True), L.ones(3),
+                           True, 0.1, 1e-5, False),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_NORM_CASES)))
+def test_norm_errors_torch(torch, k):
+    _compare(torch, _NORM_CASES[k])
+
+
+def test_batch_norm_no_grad_torch(torch):
+    def f(lib):
+        with lib.no_grad():
+            return lib.nn.functional.batch_norm(
+                lib.tensor([[1.0, 2.0], [3.0, 5.0]]), lib.zeros(2, requires_grad=True),
+                lib.ones(2), training=True)
+    _compare(torch, f)
+
+
+# ---- 7. *stack of one Tensor, broadcast before dtype, scatter_reduce 'max' ----------------------
+@pytest.mark.parametrize("fn", ["hstack", "vstack", "dstack", "column_stack", "row_stack"])
+def test_stack_of_one_tensor(fn):
+    with pytest.raises(TypeError, match=f"{fn}\\(\\): argument 'tensors'.*not Tensor"):
+        getattr(tg, fn)(tg.ones(2, 2))
+    with pytest.raises(TypeError, match="expected Tensor as element 1"):
+        getattr(tg, fn)([tg.ones(2), 3])
+
+
+_STACK_CASES = [
+    lambda L, fn: getattr(L, fn)(L.ones(2, 2)),
+    lambda L, fn: getattr(L, fn)(3),
+    lambda L, fn: getattr(L, fn)([L.ones(2), 3]),
+    lambda L, fn: getattr(L, fn)(x for x in [L.ones(2)]),
+    lambda L, fn: getattr(L, fn)([]),
+    lambda L, fn: getattr(L, fn)((L.ones(2), L.ones(2))),
+]
+
+
+@pytest.mark.parametrize("fn", ["hstack", "vstack", "dstack", "column_stack", "row_stack"])
+@pytest.mark.parametrize("k", range(len(_STACK_CASES)))
+def test_stack_args_torch(torch, fn, k):
+    _compare(torch, lambda L: _STACK_CASES[k](L, fn))
+
+
+def test_binary_broadcast_before_dtype():
+    L = tg.long
+    for f in (tg.hypot, tg.logaddexp, tg.logaddexp2):
+        with pytest.raises(RuntimeError, match="size of tensor a"):
+            f(tg.ones(2, dtype=L), tg.ones(3, dtype=L))
+        with pytest.raises(NotImplementedError):
+            f(tg.ones(2, dtype=L), tg.ones(2, dtype=L))
+    with pytest.raises(RuntimeError, match="size of tensor a"):
+        tg.lerp(tg.ones(2, dtype=L), tg.ones(3, dtype=L), 0.5)
+    with pytest.raises(NotImplementedError):
+        tg.lerp(tg.ones(2, dtype=L), tg.ones(2, dtype=L), 0.5)
+
+
+_BINARY_CASES = [
+    lambda L: L.hypot(L.ones(2, dtype=L.long), L.ones(3, dtype=L.long)),
+    lambda L: L.hypot(L.ones(2, dtype=L.long), L.ones(3)),
+    lambda L: L.hypot(L.ones(2, dtype=L.long), L.ones(2, dtype=L.long)),
+    lambda L: L.logaddexp(L.ones(2, dtype=L.long), L.ones(3, dtype=L.long)),
+    lambda L: L.logaddexp2(L.ones(2, dtype=L.bool), L.ones(3, dtype=L.bool)),
+    lambda L: L.lerp(L.ones(2, dtype=L.long), L.ones(3, dtype=L.long), 0.5),
+    lambda L: L.lerp(L.ones(2, dtype=L.long), L.ones(3, dtype=L.long), L.ones(3, dtype=L.long)),
+    lambda L: L.lerp(L.ones(2, dtype=L.long), L.ones(3), 0.5),
+    lambda L: L.lerp(L.ones(2), L.ones(3), 0.5),
+    lambda L: L.ones(2, dtype=L.long).hypot_(L.ones(3, dtype=L.long)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_BINARY_CASES)))
+def test_binary_broadcast_before_dtype_torch(torch, k):
+    _compare(torch, _BINARY_CASES[k])
+
+
+@pytest.mark.parametrize("red", ["max", "min"])
+def test_scatter_reduce_legacy_backward_raises(red):
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    s = tg.tensor([5.0, -1.0], requires_grad=True)
+    y = tg.scatter_reduce(x, 0, tg.tensor([0, 0]), s, red)
+    assert y.tolist() == ([5.0, 2.0, 3.0] if red == "max" else [-1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=f"Expected 'reduce' to be one of .* but got {red}"):
+        y.sum().backward()
+    y = (x * 1).scatter_reduce_(0, tg.tensor([0, 0]), s, red)
+    with pytest.raises(RuntimeError, match="Expected 'reduce'"):
+        y.sum().backward()
+    assert x.grad is None and s.grad is None
+    # amax/amin still differentiate
+    tg.scatter_reduce(x, 0, tg.tensor([0, 0]), s, "a" + red).sum().backward()
+    assert x.grad is not None
+
+
+@pytest.mark.parametrize("red", ["max", "min", "amax"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_scatter_reduce_legacy_torch(torch, red, inplace):
+    def f(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        s = lib.tensor([5.0, -1.0], requires_grad=True)
+        if inplace:
+            y = (x * 1).scatter_reduce_(0, lib.tensor([0, 0]), s, red)
+        else:
+            y = lib.scatter_reduce(x, 0, lib.tensor([0, 0]), s, red)
+        return lib.autograd.grad(y.sum(), (x, s))
+    _compare(torch, f)
+    _compare(torch, lambda L: L.scatter_reduce(L.tensor([1.0, 2.0]), 0, L.tensor([1]),
+                                               L.tensor([7.0]), red))
+
+
+# ---- 8. diagflat, row_stack ------------------------------------------------------------------------
+def test_diagflat_and_row_stack():
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = tg.diagflat(x, -1)
+    assert y.shape == (5, 5) and y.grad_fn.name() == "DiagEmbedBackward0"
+    assert np.array_equal(y.detach().numpy(), np.diagflat([1.0, 2.0, 3.0, 4.0], -1))
+    y.backward(tg.ones(5, 5))
+    assert x.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert x.diagflat().shape == (4, 4)
+    with pytest.raises(TypeError):
+        tg.diagflat(x, 1.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = tg.row_stack([tg.ones(2), tg.zeros(1, 2)])
+    assert r.tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    assert not hasattr(tg.Tensor, "row_stack")
+
+
+_DIAGFLAT_CASES = [
+    lambda L: L.diagflat(L.tensor([[1.0, 2.0], [3.0, 4.0]]).t(), -1),
+    lambda L: L.diagflat(L.tensor(5.0), 2),
+    lambda L: L.diagflat(L.zeros(0), 2),
+    lambda L: L.diagflat(L.tensor([1, 2]), 1),
+    lambda L: L.diagflat(L.tensor([True, False])),
+    lambda L: L.diagflat([1, 2]),
+    lambda L: L.diagflat(L.ones(2), True),
+    lambda L: L.diagflat(L.ones(2), np.int64(1)),
+    lambda L: L.ones(2).diagflat(offset=-2),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_DIAGFLAT_CASES)))
+def test_diagflat_torch(torch, k):
+    _compare(torch, _DIAGFLAT_CASES[k])
+
+
+def test_diagflat_row_stack_graph_torch(torch):
+    def f(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = lib.diagflat(x.t(), 1)
+        r = lib.row_stack([x, lib.ones(2)])
+        g = lib.autograd.grad((y * y).sum() + (r * r).sum(), x, create_graph=True)[0]
+        names = []
+        fn = y.grad_fn
+        while fn is not None:
+            names.append(type(fn).__name__)
+            fn = fn.next_functions[0][0] if fn.next_functions else None
+        return y, r, g, tuple(names), type(r.grad_fn).__name__
+    _compare(torch, f)
