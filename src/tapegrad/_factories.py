@@ -33,6 +33,7 @@ __all__ = [
     "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "empty_like", "full_like",
     "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+    "normal", "bernoulli", "multinomial", "poisson",
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
     "get_rng_state", "set_rng_state",
 ]
@@ -1106,3 +1107,685 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     arr = _randint_values(_np_generator(generator), _int_arg(low, "randint_like(): low"),
                           _int_arg(high, "randint_like(): high"), shape, npd, "randint_like")
     return _finish(arr, requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------
+# random sampling: Tensor.normal_ & co. (in place), normal, bernoulli, multinomial, poisson
+# ---------------------------------------------------------------------------------------------
+# The draws come from tapegrad's generators, so they are reproducible with manual_seed or
+# generator= but never equal torch's numbers. Like torch, the in-place samplers are in-place ops
+# (the in-place rules apply, the version is bumped) and, when the tensor has history, record a
+# node whose gradient is zero (NormalBackward0, UniformBackward0, ...): the drawn values do not
+# depend on the old ones.
+
+from .autograd.function import ArrayFunction as _ArrayFunction  # noqa: E402
+
+_NOT_DIFF_SAMPLE = ("Random values: the gradient is zero (torch records the same node). Streams "
+                    "come from tapegrad's Generator (reproducible with tapegrad.manual_seed or "
+                    "generator=) and differ from torch's.")
+
+
+def _sample_node(node_name):
+    """A Function for an in-place sampler: ``forward(x, draw, *tensors)`` returns
+    ``draw(x, *tensors)`` (x only gives shape and dtype); every gradient is zero, as torch's."""
+
+    class Sample(_ArrayFunction, name=node_name):
+        @staticmethod
+        def forward(ctx, x, draw, *tensors):
+            ctx.metas = [(t.shape, t.dtype) for t in tensors]
+            return draw(x, *tensors)
+
+        @staticmethod
+        def backward(ctx, g):
+            extra = tuple(_make(np.zeros(s, d)) for s, d in ctx.metas)
+            return (g * 0.0, None) + extra
+
+    Sample.__name__ = Sample.__qualname__ = node_name.replace("Backward", "")
+    Sample.__doc__ = f"An in-place random fill (node {node_name}); the gradient is zero."
+    return Sample
+
+
+_NormalFill = _sample_node("NormalBackward0")
+_UniformFill = _sample_node("UniformBackward0")
+_BernoulliFill = _sample_node("BernoulliBackward2")
+_BernoulliFillTensor = _sample_node("BernoulliBackward1")
+_ExponentialFill = _sample_node("ExponentialBackward0")
+_GeometricFill = _sample_node("GeometricBackward0")
+_LogNormalFill = _sample_node("LogNormalBackward0")
+_CauchyFill = _sample_node("CauchyBackward0")
+_RandomFill = _sample_node("RandomBackward2")          # random_()        (torch's names)
+_RandomFillTo = _sample_node("RandomBackward1")        # random_(to)
+_RandomFillFromTo = _sample_node("RandomBackward0")    # random_(from, to)
+
+
+def _sname(npd):
+    return _dtype.scalar_name(npd)
+
+
+def _require_float(x, msg):
+    """NotImplementedError (a RuntimeError) unless x is floating, with torch's kernel message."""
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(msg.format(_sname(x._data.dtype)))
+
+
+def _float_param(v, fn, name):
+    """A Python float from a number or one-element tensor; TypeError otherwise (torch's
+    "argument 'mean' (position 1) must be float")."""
+    if isinstance(v, (str, bytes)) or v is None or isinstance(v, complex):
+        raise TypeError(f"{fn}(): argument '{name}' must be float, not {type(v).__name__}")
+    try:
+        return _builtin_float(_number(v, f"{fn}(): argument '{name}'"))
+    except (TypeError, ValueError):
+        raise TypeError(f"{fn}(): argument '{name}' must be float, not {type(v).__name__}") \
+            from None
+
+
+def _draw_dtype(npd):
+    """The float dtype to draw in: float64 for float64 (and integer fills), float32 otherwise."""
+    return np.float64 if npd == np.float64 or npd.kind != "f" else np.float32
+
+
+def _run_sampler(x, F, opname, draw, tensors=()):
+    from .ops.inplace import inplace
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{opname}(): self must be a Tensor, not {type(x).__name__}")
+    return inplace(x, F, (draw, *tensors), opname)
+
+
+def _as_out(arr, npd):
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(arr).astype(npd, copy=False)
+
+
+def _tensor_normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill self in place with samples from N(mean, std**2); returns self.
+
+    self must be floating (NotImplementedError, a RuntimeError, otherwise) and keeps its shape and
+    dtype. RuntimeError if std < 0 or NaN; TypeError for non-number mean/std. The in-place rules
+    apply (RuntimeError for a leaf that requires grad while grad mode is on: use no_grad) and the
+    version is bumped. """
+    mean = _float_param(mean, "normal_", "mean")
+    std = _float_param(std, "normal_", "std")
+    _require_float(self, "\"normal_kernel_cpu\" not implemented for '{}'")
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    g = _np_generator(generator)
+
+    def draw(x):
+        # float64 draws (as nn.init always did): the same stream for every float dtype
+        z = g.standard_normal(x.shape)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _as_out(mean + std * z, x.dtype)
+    return _run_sampler(self, _NormalFill, "normal_", draw)
+
+
+def _from_to(args, kw, fn, defaults):
+    """Parse torch's (from, to) arguments, positional or as the keywords 'from'/'to'."""
+    if len(args) > 2:
+        raise TypeError(f"{fn}() takes from 0 to 2 positional arguments but {len(args)} were "
+                        f"given")
+    vals = list(args) + [None] * (2 - len(args))
+    for i, k in enumerate(("from", "to")):
+        if k in kw:
+            if i < len(args):
+                raise TypeError(f"{fn}() got multiple values for argument '{k}'")
+            vals[i] = kw.pop(k)
+    if kw:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(kw))}'")
+    return [d if v is None else v for v, d in zip(vals, defaults)], vals
+
+
+def _tensor_uniform_(self, *args, generator=None, **kw):
+    """``uniform_(from=0, to=1, *, generator=None)``: fill self in place with samples from
+    U(from, to); returns self.
+
+    self must be floating (NotImplementedError otherwise); RuntimeError if from > to, if a bound
+    is out of range for self's dtype, or if to - from overflows it; from == to fills with from.
+    In-place rules and version bump as :meth:`Tensor.normal_`. """
+    (lo, hi), _ = _from_to(args, kw, "uniform_", (0.0, 1.0))
+    lo = _float_param(lo, "uniform_", "from")
+    hi = _float_param(hi, "uniform_", "to")
+    _require_float(self, "\"check_uniform_bounds\" not implemented for '{}'")
+    npd = self._data.dtype
+    fmax = _builtin_float(np.finfo(npd).max)
+    tname = {"float16": "c10::Half", "float32": "float", "float64": "double"}[npd.name]
+    for v, k in ((lo, "from"), (hi, "to")):
+        if not -fmax <= v <= fmax:
+            raise RuntimeError(f"{k} is out of bounds for {tname}")
+    if lo > hi:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={lo:g}"
+                           f" > to={hi:g}")
+    if hi - lo > fmax:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{tname.title()}>::"
+                           f"max(), but found to={hi:g} and from={lo:g} which result in to-from "
+                           f"to exceed the limit")
+    g = _np_generator(generator)
+
+    def draw(x):
+        u = g.random(x.shape)   # float64 draws, the stream nn.init always used
+        r = _as_out(lo + (hi - lo) * u, x.dtype)
+        if lo < hi:   # rounding may reach `to`: keep the range half-open
+            top = np.nextafter(np.array(hi, x.dtype), np.array(-np.inf, x.dtype))
+            r = np.minimum(r, top)
+        return r
+    return _run_sampler(self, _UniformFill, "uniform_", draw)
+
+
+def _bernoulli_probs(p, fn):
+    """Check a probability tensor: floating (NotImplementedError) with values in [0, 1]."""
+    if p._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
+                                  f"'{_sname(p._data.dtype)}'")
+    a = p._data
+    if a.size and not ((a >= 0) & (a <= 1)).all():
+        raise RuntimeError(f"Expected p_in >= 0 && p_in <= 1 to be true, but got false. ({fn}: "
+                           f"every probability must be in [0, 1]; NaN is rejected too)")
+
+
+def _tensor_bernoulli_(self, p=0.5, *, generator=None):
+    """Fill self in place with 0/1 draws, 1 with probability ``p``; returns self.
+
+    ``p``: a float in [0, 1] (RuntimeError otherwise), or a floating tensor of probabilities that
+    broadcasts to self's shape (RuntimeError for values outside [0, 1] or a shape that does not
+    broadcast, NotImplementedError for an integer p). self may have any dtype (bool and integer
+    tensors get False/True, 0/1). In-place rules and version bump as :meth:`Tensor.normal_`.
+    """
+    g = _np_generator(generator)
+    if isinstance(p, Tensor):
+        _bernoulli_probs(p, "bernoulli_")
+        try:
+            if np.broadcast_shapes(p._data.shape, self._data.shape) != self._data.shape:
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"bernoulli_: the shape of p {list(p._data.shape)} must "
+                               f"broadcast to self's shape {list(self._data.shape)}") from None
+
+        def draw_t(x, pa):
+            return _as_out(g.random(x.shape) < pa, x.dtype)
+        return _run_sampler(self, _BernoulliFillTensor, "bernoulli_", draw_t, (p,))
+    p = _float_param(p, "bernoulli_", "p")
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+
+    def draw(x):
+        return _as_out(g.random(x.shape) < p, x.dtype)
+    return _run_sampler(self, _BernoulliFill, "bernoulli_", draw)
+
+
+def _tensor_exponential_(self, lambd=1.0, *, generator=None):
+    """Fill self in place with samples from the exponential distribution of rate ``lambd``
+    (density lambd * exp(-lambd * x)); returns self. self must be floating (RuntimeError
+    otherwise, as torch); RuntimeError unless lambd > 0 (lambd = inf gives zeros). In-place rules
+    and version bump as :meth:`Tensor.normal_`. """
+    lambd = _float_param(lambd, "exponential_", "lambd")
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(f"Exponential distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified "
+                           f"{_sname(self._data.dtype)}")
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    g = _np_generator(generator)
+
+    def draw(x):
+        e = g.standard_exponential(x.shape, dtype=_draw_dtype(x.dtype))
+        return _as_out(e / lambd, x.dtype)
+    return _run_sampler(self, _ExponentialFill, "exponential_", draw)
+
+
+def _tensor_geometric_(self, p, *, generator=None):
+    """Fill self in place with geometric samples: the number of Bernoulli(p) trials up to and
+    including the first success (1, 2, 3, ...); returns self. RuntimeError unless 0 < p < 1;
+    self may be floating or integer (NotImplementedError for bool). In-place rules and version
+    bump as :meth:`Tensor.normal_`. """
+    p = _float_param(p, "geometric_", "p")
+    if self._data.dtype.kind == "b":
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0.0 < p < 1.0:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    g = _np_generator(generator)
+
+    def draw(x):
+        return _as_out(g.geometric(p, x.shape), x.dtype)
+    return _run_sampler(self, _GeometricFill, "geometric_", draw)
+
+
+def _tensor_log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill self in place with exp(N(mean, std**2)) samples (``mean``/``std`` are of the
+    underlying normal, defaults 1 and 2 as torch); returns self. self must be floating
+    (NotImplementedError otherwise); RuntimeError unless std > 0. In-place rules and version
+    bump as :meth:`Tensor.normal_`. """
+    mean = _float_param(mean, "log_normal_", "mean")
+    std = _float_param(std, "log_normal_", "std")
+    _require_float(self, "\"log_normal_cpu\" not implemented for '{}'")
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    g = _np_generator(generator)
+
+    def draw(x):
+        with np.errstate(over="ignore"):
+            return _as_out(np.exp(mean + std * g.standard_normal(x.shape)), x.dtype)
+    return _run_sampler(self, _LogNormalFill, "log_normal_", draw)
+
+
+def _tensor_cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill self in place with Cauchy(median, sigma) samples; returns self. self must be floating
+    (RuntimeError otherwise, as torch); RuntimeError unless sigma > 0. In-place rules and version
+    bump as :meth:`Tensor.normal_`. """
+    median = _float_param(median, "cauchy_", "median")
+    sigma = _float_param(sigma, "cauchy_", "sigma")
+    if self._data.dtype.kind != "f":
+        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified {self._data.dtype}")
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    g = _np_generator(generator)
+
+    def draw(x):
+        with np.errstate(over="ignore"):
+            return _as_out(median + sigma * g.standard_cauchy(x.shape), x.dtype)
+    return _run_sampler(self, _CauchyFill, "cauchy_", draw)
+
+
+_RANDOM_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+                      "uint8": "unsigned char", "int8": "signed char", "int16": "short",
+                      "int32": "int", "int64": "long", "bool": "bool"}
+_FLOAT_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def _tensor_random_(self, *args, generator=None, **kw):
+    """Fill self in place with random integers (stored in self's dtype); returns self.
+
+    ``random_()``: [0, 2**mantissa] for floating dtypes (2**24 for float32, 2**53 for float64,
+    2**11 for float16), [0, max] for integer dtypes, {False, True} for bool.
+    ``random_(to)``: [0, to). ``random_(from, to)``: [from, to) (``to=None``: from up to the
+    ``random_()`` limit). 'from' and 'to' work as keywords. RuntimeError if from >= to or a
+    bound is out of range for self's dtype; TypeError for non-integer bounds. A float range
+    past 2**mantissa warns (UserWarning), as torch. In-place rules and version bump as
+    :meth:`Tensor.normal_`. """
+    only_to = (len(args) == 1 and "to" not in kw and "from" not in kw) or \
+        (not args and "to" in kw and "from" not in kw)
+    nothing = not args and not kw
+    _, raw = _from_to(args, kw, "random_", (None, None))
+    frm, to = raw
+    if only_to and args:
+        frm, to = None, args[0]
+    npd = self._data.dtype
+    for v in (frm, to):
+        if isinstance(v, (_builtin_float, np.floating)):
+            raise TypeError(f"random_(): 'from' and 'to' must be integers, got {v!r}")
+    if npd.kind == "f":
+        top = 1 << _FLOAT_DIGITS[npd.name]
+        lo_lim, hi_lim = -top, top
+    elif npd.kind == "b":
+        lo_lim, hi_lim = 0, 1
+    else:
+        info = np.iinfo(npd)
+        lo_lim, hi_lim = _builtin_int(info.min), _builtin_int(info.max)
+    tname = _RANDOM_TYPE_NAMES[npd.name]
+    F = _RandomFill if nothing else _RandomFillTo if only_to else _RandomFillFromTo
+    frm = 0 if frm is None else _int_arg(frm, "random_(): from")
+    if to is None:   # random_() or random_(from, None): up to the dtype's limit, inclusive
+        if frm > hi_lim:
+            raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or equal "
+                               f"to 'to' casted to dtype, but got from={frm} > to={hi_lim}")
+        hi = hi_lim + 1
+    else:
+        hi = _int_arg(to, "random_(): to")
+        if frm >= hi:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={frm} "
+                               f">= to={hi}")
+        if npd.kind == "f":
+            if not lo_lim <= hi - 1 <= hi_lim or not lo_lim <= frm <= hi_lim:
+                fmax = np.finfo(npd).max
+                if hi - 1 > fmax or frm < -fmax:
+                    raise RuntimeError(f"to - 1 is out of bounds for {tname}")
+                warnings.warn(f"to - 1 is out of bounds [-(2^{_FLOAT_DIGITS[npd.name]}), "
+                              f"2^{_FLOAT_DIGITS[npd.name]}]. Due to precision limitations "
+                              f"{tname} can support discrete uniform distribution only within "
+                              f"this range.", UserWarning, stacklevel=user_stacklevel())
+        else:
+            if frm < lo_lim:
+                raise RuntimeError(f"from is out of bounds for {tname}")
+            if hi - 1 > hi_lim:
+                raise RuntimeError(f"to - 1 is out of bounds for {tname}")
+    if frm < -(1 << 63) or hi > (1 << 63):
+        raise RuntimeError(f"random_(): bounds must fit in int64, got [{frm}, {hi})")
+    g = _np_generator(generator)
+
+    def draw(x):
+        return _as_out(g.integers(frm, hi - 1, x.shape, dtype=np.int64, endpoint=True), x.dtype)
+    return _run_sampler(self, F, "random_", draw)
+
+
+# ---- out-of-place samplers -------------------------------------------------------------------
+class _NormalTensorFloat(_ArrayFunction, name="NormalBackward1"):
+    """normal(Tensor mean, float std). Gradient: zero (as torch)."""
+
+    @staticmethod
+    def forward(ctx, mean, std, g):
+        z = g.standard_normal(mean.shape, dtype=_draw_dtype(mean.dtype))
+        return _as_out(mean + std * z, mean.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None, None
+
+
+class _NormalFloatTensor(_ArrayFunction, name="NormalBackward2"):
+    """normal(float mean, Tensor std). Gradient: zero (as torch)."""
+
+    @staticmethod
+    def forward(ctx, mean, std, g):
+        z = g.standard_normal(std.shape, dtype=_draw_dtype(std.dtype))
+        return _as_out(mean + std * z, std.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, grad * 0.0, None
+
+
+class _NormalTensorTensor(_ArrayFunction, name="NormalBackward3"):
+    """normal(Tensor mean, Tensor std), broadcast; the result has mean's dtype. Gradient: zero
+    to both (summed to each input's shape by the engine)."""
+
+    @staticmethod
+    def forward(ctx, mean, std, g):
+        shape = np.broadcast_shapes(mean.shape, std.shape)
+        z = g.standard_normal(shape, dtype=_draw_dtype(mean.dtype))
+        return _as_out(mean + std * z, mean.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, grad * 0.0, None
+
+
+def _normal_signature_error(mean, std, size):
+    got = ", ".join(type(a).__name__ for a in (mean, std, size) if a is not None)
+    return TypeError(
+        f"normal() received an invalid combination of arguments - got ({got}), but expected one "
+        f"of:\n * (Tensor mean, Tensor std, *, Generator generator = None, Tensor out = None)\n"
+        f" * (Tensor mean, float std = 1, *, Generator generator = None, Tensor out = None)\n"
+        f" * (float mean, Tensor std, *, Generator generator = None, Tensor out = None)\n"
+        f" * (float mean, float std, tuple of ints size, *, Generator generator = None, "
+        f"Tensor out = None, dtype dtype = None, device device = None, bool requires_grad = "
+        f"False)")
+
+
+def _is_num(v):
+    return isinstance(v, (_builtin_int, _builtin_float, np.integer, np.floating)) and \
+        not isinstance(v, (_builtin_bool, np.bool_))
+
+
+def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, pin_memory=False, requires_grad=False):
+    """Samples from N(mean, std**2), torch's four overloads:
+
+    - ``normal(mean: Tensor, std: Tensor)``: shapes broadcast; the result has mean's dtype.
+    - ``normal(mean: Tensor, std: float = 1.0)``: mean's shape and dtype.
+    - ``normal(mean: float, std: Tensor)``: std's shape and dtype.
+    - ``normal(mean: float, std: float, size)``: shape ``size``, the default dtype (or ``dtype``,
+      which must be floating: NotImplementedError); ``requires_grad`` and ``device`` as
+      :func:`randn`.
+
+    The tensor overloads record NormalBackward1/2/3 when an input requires grad; their gradient
+    is zero, as torch's. Raises TypeError for any other combination (e.g. two floats without
+    ``size``, a tensor with ``size``); RuntimeError for std < 0 (or NaN) and for shapes that do not
+    broadcast; NotImplementedError (a RuntimeError) for integer mean/std tensors whose result
+    would be integer. ``out=`` receives the result. Draws from ``generator`` (default: the default
+    generator): reproducible with :func:`manual_seed`, but not torch's numbers."""
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    g = _np_generator(generator)
+    if not mt and not st:
+        if std is None or size is None or not _is_num(mean) or not _is_num(std):
+            raise _normal_signature_error(mean, std, size)
+        if isinstance(size, (_builtin_int, np.integer)):
+            raise _normal_signature_error(mean, std, size)
+        shape = _size((size,), None, "normal")
+        _check_device(device, "normal")
+        npd = _float_dtype_for("normal", dtype).np
+        if dtype is not None and not _dtype.to_dtype(dtype).is_floating_point:
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                      f"'{_sname(npd)}'")
+        std = _builtin_float(std)
+        if not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+        z = g.standard_normal(shape, dtype=_draw_dtype(npd))
+        arr = _as_out(_builtin_float(mean) + std * z, npd)
+        if out is not None:
+            return _write_out(out, arr, "normal")
+        return _finish(arr, requires_grad)
+    if size is not None or dtype is not None or requires_grad:
+        raise _normal_signature_error(mean, std, size)
+    _check_device(device, "normal")
+    if mt and std is None:
+        std = 1.0
+    if mt and st:
+        if mean._data.dtype.kind != "f":
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                      f"'{_sname(mean._data.dtype)}'")
+        s = std._data
+        if s.size and not (s >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        try:
+            np.broadcast_shapes(mean._data.shape, s.shape)
+        except ValueError:
+            from .ops._util import broadcast_error
+            raise broadcast_error("normal", mean, std) from None
+        r = _NormalTensorTensor.apply(mean, std, g)
+    elif mt:
+        if not _is_num(std):
+            raise _normal_signature_error(mean, std, size)
+        if mean._data.dtype.kind != "f":
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                      f"'{_sname(mean._data.dtype)}'")
+        std = _builtin_float(std)
+        if not std >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+        r = _NormalTensorFloat.apply(mean, std, g)
+    else:
+        if not _is_num(mean):
+            raise _normal_signature_error(mean, std, size)
+        if std._data.dtype.kind != "f":
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                      f"'{_sname(std._data.dtype)}'")
+        s = std._data
+        if s.size and not (s >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        r = _NormalFloatTensor.apply(_builtin_float(mean), std, g)
+    if out is not None:
+        return _write_out(out, r._data, "normal")
+    return r
+
+
+class _BernoulliTensor(_ArrayFunction, name="BernoulliBackward0"):
+    """bernoulli(input): 1 with probability input. Gradient: zero (as torch)."""
+
+    @staticmethod
+    def forward(ctx, p, g):
+        return _as_out(g.random(p.shape) < p, p.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None
+
+
+class _BernoulliFloat(_ArrayFunction, name="NotImplemented"):
+    """bernoulli(input, p): input's shape and dtype, 1 with probability p. Not differentiable:
+    backward raises, as torch's NotImplemented node."""
+
+    @staticmethod
+    def forward(ctx, x, p, g):
+        return _as_out(g.random(x.shape) < p, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for 'bernoulli' is not implemented.")
+
+
+def _check_input(input, fn):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """Draw 0/1 values: ``bernoulli(input)`` gives 1 with probability ``input`` (a floating
+    tensor of probabilities in [0, 1]; the result has its shape and dtype);
+    ``bernoulli(input, p)`` gives 1 with probability ``p`` (a float in [0, 1]) with input's shape
+    and dtype (any dtype).
+
+    Raises TypeError if input is not a Tensor or p is a Tensor (torch has no such overload);
+    NotImplementedError (a RuntimeError) for an integer/bool input without p; RuntimeError for
+    probabilities outside [0, 1] (NaN included). With input requiring grad, ``bernoulli(input)``
+    records BernoulliBackward0 (zero gradient) and ``bernoulli(input, p)`` a node whose backward
+    raises, as torch. ``out=`` receives the result. Draws from ``generator``: reproducible with
+    :func:`manual_seed`, but not torch's numbers."""
+    _check_input(input, "bernoulli")
+    g = _np_generator(generator)
+    if p is None:
+        _bernoulli_probs(input, "bernoulli")
+        r = _BernoulliTensor.apply(input, g)
+    else:
+        if isinstance(p, Tensor):
+            raise TypeError("bernoulli() received an invalid combination of arguments - got "
+                            "(Tensor, Tensor): expected (Tensor input, *, Generator generator) "
+                            "or (Tensor input, float p, *, Generator generator)")
+        p = _float_param(p, "bernoulli", "p")
+        if not 0.0 <= p <= 1.0:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        r = _BernoulliFloat.apply(input, p, g)
+    if out is not None:
+        return _write_out(out, r._data, "bernoulli")
+    return r
+
+
+def _tensor_bernoulli(self, p=None, *, generator=None):
+    """``Tensor.bernoulli(p=None, *, generator=None)``: :func:`tapegrad.bernoulli` of self."""
+    return bernoulli(self, p, generator=generator)
+
+
+class _Poisson(_ArrayFunction, name="PoissonBackward0"):
+    """poisson(rates). Gradient: zero (as torch)."""
+
+    @staticmethod
+    def forward(ctx, rates, g):
+        return _as_out(g.poisson(rates.astype(np.float64)), rates.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.0, None
+
+
+def poisson(input, generator=None):
+    """Poisson samples with rates ``input`` (a floating tensor); the result has input's shape and
+    dtype. Raises TypeError if input is not a Tensor; NotImplementedError (a RuntimeError) for an
+    integer/bool input; RuntimeError for a negative or NaN rate, and (unlike torch, which returns
+    garbage) for a rate too large to sample (above about 1e19, inf included). Records
+    PoissonBackward0 (zero gradient) when input requires grad. Draws from ``generator``:
+    reproducible with :func:`manual_seed`, but not torch's numbers."""
+    _check_input(input, "poisson")
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_sname(a.dtype)}'")
+    if a.size and not (a >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if a.size and a.max() > 1e19:
+        raise RuntimeError(f"poisson: rate {a.max()} is too large to sample (tapegrad draws with "
+                           f"NumPy, which takes rates up to about 1e19)")
+    return _Poisson.apply(input, _np_generator(generator))
+
+
+def _num_samples(n):
+    if isinstance(n, (_builtin_bool, np.bool_)) or isinstance(n, (_builtin_float, np.floating)):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(n).__name__}")
+    if isinstance(n, Tensor):
+        if n._data.size != 1 or n._data.dtype.kind not in "iu":
+            raise TypeError("multinomial(): argument 'num_samples' (position 2) must be int, "
+                            "not Tensor")
+        return _builtin_int(n._data.reshape(()).item())
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(n).__name__}") from None
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Draw category indices with probabilities proportional to the rows of ``input``.
+
+    input: a 1-D tensor of k non-negative weights (result shape ``[num_samples]``) or 2-D
+    ``[m, k]`` (one draw per row, result ``[m, num_samples]``); weights need not sum to 1. The
+    result is int64 and never requires grad. Without replacement each row's indices are
+    distinct; zero-weight categories come only after every positive one is taken (as torch).
+
+    Raises TypeError if input is not a Tensor or num_samples is not an int; RuntimeError if input
+    is not 1-D or 2-D ("prob_dist must be 1 or 2 dim"), is not floating, num_samples <= 0,
+    num_samples > k without replacement, k > 2**24, a weight is negative/inf/NaN, or a row sums
+    to 0. ``out=`` receives the result. Draws from ``generator``: reproducible with
+    :func:`manual_seed`, but not torch's numbers."""
+    _check_input(input, "multinomial")
+    n = _num_samples(num_samples)
+    a = input._data
+    if a.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_sname(a.dtype)}")
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    k = a.shape[-1]
+    if not replacement and n > k:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if k > (1 << 24):
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    rows = a.reshape(-1, k).astype(np.float64)
+    if rows.shape[0] and k == 0:
+        raise RuntimeError("multinomial: the input has no categories (its last dim is 0)")
+    if rows.size and not (np.isfinite(rows).all() and (rows >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if rows.shape[0] and not (rows.sum(axis=1) > 0).all():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    g = _np_generator(generator)
+    res = np.empty((rows.shape[0], n), dtype=np.int64)
+    if replacement:
+        for i, w in enumerate(rows):
+            cdf = np.cumsum(w)
+            u = g.random(n) * cdf[-1]
+            idx = np.searchsorted(cdf, u, side="right")
+            res[i] = np.minimum(idx, np.flatnonzero(w)[-1])
+    else:
+        # exponential race: category j wins at time E_j / w_j; the n earliest are a draw without
+        # replacement (zero weights never win before a positive one)
+        with np.errstate(divide="ignore"):
+            keys = g.standard_exponential(rows.shape) / rows
+        order = np.argsort(keys, axis=1, kind="stable")
+        res[:] = order[:, :n]
+    res = res.reshape(a.shape[:-1] + (n,))
+    if out is not None:
+        return _write_out(out, res, "multinomial")
+    return _make(res)
+
+
+def _tensor_multinomial(self, num_samples, replacement=False, *, generator=None):
+    """``Tensor.multinomial(num_samples, replacement=False, *, generator=None)``:
+    :func:`tapegrad.multinomial` of self."""
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
+def _register_sampling_methods():
+    from .ops._registry import op
+    for name, fn in (("normal_", _tensor_normal_), ("uniform_", _tensor_uniform_),
+                     ("bernoulli_", _tensor_bernoulli_), ("exponential_", _tensor_exponential_),
+                     ("geometric_", _tensor_geometric_), ("log_normal_", _tensor_log_normal_),
+                     ("cauchy_", _tensor_cauchy_), ("random_", _tensor_random_),
+                     ("bernoulli", _tensor_bernoulli), ("multinomial", _tensor_multinomial)):
+        fn.__name__ = name
+        fn.__qualname__ = f"Tensor.{name}"
+        if name.endswith("_"):
+            fn.__doc__ = fn.__doc__.rstrip() + " " + _NOT_DIFF_SAMPLE
+        op(name, namespace=False)(fn)
+
+
+_register_sampling_methods()

@@ -3,6 +3,9 @@
 
 Random fills draw from tapegrad's default generator unless ``generator=`` is given, so
 ``tapegrad.manual_seed(s)`` makes them reproducible (the numbers differ from torch's streams).
+As torch, the random fills run ``Tensor.uniform_`` / ``Tensor.normal_`` under ``no_grad``: they
+work on parameters that require grad, bump the version, and raise what those raise (e.g.
+NotImplementedError, a RuntimeError, for an integer tensor).
 """
 from __future__ import annotations
 
@@ -12,12 +15,16 @@ import warnings
 import numpy as np
 
 from .._factories import _np_generator
+from .._tensor import _make
 from ..autograd.grad_mode import no_grad
 from ._inplace import write_
 from ..autograd.graph import user_stacklevel
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "eye_",
-           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
+           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_", "sparse_",
+           "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 
 def _no_op_if_empty(tensor):
@@ -28,13 +35,20 @@ def _no_op_if_empty(tensor):
 
 
 def _draw_uniform(tensor, a, b, generator):
-    g = _np_generator(generator)
-    npd = tensor._data.dtype
-    if npd.kind != "f":
-        raise TypeError(f"uniform_: expected a floating tensor, got {tensor.dtype}")
-    u = g.random(tensor._data.shape, dtype=np.float64)
     with no_grad():
-        write_(tensor, a + (b - a) * u)
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def _draw_normal(tensor, mean, std, generator):
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _fill(tensor, values):
+    """Write an array into ``tensor`` as ``tensor.copy_`` under no_grad (in-place checks,
+    version bump)."""
+    with no_grad():
+        tensor.copy_(_make(np.asarray(values)))
     return tensor
 
 
@@ -88,17 +102,57 @@ def _calculate_correct_fan(tensor, mode):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fill with samples from U(a, b)."""
+    """Fill with samples from U(a, b) (``tensor.uniform_(a, b)`` under no_grad); returns tensor.
+    NotImplementedError for a non-floating tensor, RuntimeError if a > b."""
     return _draw_uniform(tensor, a, b, generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fill with samples from N(mean, std**2)."""
+    """Fill with samples from N(mean, std**2) (``tensor.normal_`` under no_grad); returns
+    tensor. NotImplementedError for a non-floating tensor, RuntimeError if std < 0."""
+    return _draw_normal(tensor, mean, std, generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with samples from N(mean, std**2) truncated to [a, b] (values outside are redrawn);
+    returns tensor, same shape and dtype. Works best when a <= mean <= b; warns (UserWarning)
+    when mean is more than 2 std outside [a, b], as torch. Like torch: normal draws with
+    rejection when [a, b] holds more than 30% of the mass, uniform draws on [a, b] with
+    rejection otherwise (so any interval works). NotImplementedError for a non-floating tensor;
+    ZeroDivisionError for std=0 (as torch). Streams differ from torch's."""
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.",
+                      stacklevel=user_stacklevel())
+    if tensor._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                  f"'{tensor.dtype}'")
+    p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
     g = _np_generator(generator)
-    z = g.standard_normal(tensor._data.shape)
-    with no_grad():
-        write_(tensor, mean + std * z)
-    return tensor
+    npd = tensor._data.dtype
+    lo, hi = float(np.array(a, npd)), float(np.array(b, npd))
+    n = tensor._data.size
+    out = np.empty(n)
+    pending = np.arange(n)
+    if p > 0.3:
+        while pending.size:
+            c = mean + std * g.standard_normal(pending.size)
+            ok = (c >= lo) & (c <= hi)
+            out[pending[ok]] = c[ok]
+            pending = pending[~ok]
+    else:
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        while pending.size:
+            c = a + (b - a) * g.random(pending.size)
+            ok = np.log(g.random(pending.size)) <= -0.5 * ((c - mean) / std) ** 2 - log_peak
+            out[pending[ok]] = c[ok]
+            pending = pending[~ok]
+    vals = np.clip(out.reshape(tensor._data.shape).astype(npd), lo, hi)
+    return _fill(tensor, vals)
 
 
 def constant_(tensor, val):
@@ -125,6 +179,27 @@ def eye_(tensor):
     return tensor
 
 
+def dirac_(tensor, groups=1):
+    """Fill a 3-, 4- or 5-D conv weight ``[out, in, *kernel]`` with the Dirac delta: output
+    channel d of each of ``groups`` groups copies input channel d at the kernel's centre, so the
+    conv preserves as many input channels as possible; returns tensor. ValueError for other ranks
+    and when dim 0 is not divisible by ``groups``."""
+    dimensions = tensor.dim()
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor._data.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    vals = np.zeros(sizes, dtype=tensor._data.dtype)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for grp in range(groups):
+        for d in range(min_dim):
+            vals[(grp * out_chans_per_grp + d, d) + centre] = 1
+    return _fill(tensor, vals)
+
+
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -137,7 +212,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     """Glorot normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std, generator)
+    return _draw_normal(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -160,4 +235,73 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
     std = gain / math.sqrt(fan)
-    return normal_(tensor, 0.0, std, generator)
+    return _draw_normal(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al. 2013): dims after the
+    first are flattened, so the ``[rows, cols]`` view has orthonormal rows (rows <= cols) or
+    columns (rows > cols). Drawn as torch does (QR of a normal matrix, signs fixed by diag(R)),
+    in float64, then cast to the tensor's dtype. ValueError for fewer than 2 dims; a
+    zero-element tensor is left as is. Streams differ from torch's."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor._data.size == 0:
+        return tensor
+    if tensor._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                  f"'{tensor.dtype}'")
+    rows = tensor._data.shape[0]
+    cols = tensor._data.size // rows
+    flat = _np_generator(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor._data.shape))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-D tensor as a sparse matrix (Martens 2010): N(0, std**2) values, then in each
+    column ceil(sparsity * rows) randomly chosen rows set to zero; returns tensor. ValueError
+    for other ranks. (torch draws the zeroed rows from the default generator even when
+    ``generator`` is given; tapegrad uses ``generator`` for both.)"""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor._data.shape
+    num_zeros = math.ceil(sparsity * rows)
+    _draw_normal(tensor, 0.0, std, generator)
+    g = _np_generator(generator)
+    vals = tensor._data.copy()
+    for col in range(cols):
+        vals[g.permutation(rows)[:num_zeros], col] = 0
+    return _fill(tensor, vals)
+
+
+def _make_deprecate(meth):
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=user_stacklevel())
+        return meth(*args, **kwargs)
+    deprecated_init.__doc__ = (f"{old_name}(...): deprecated (FutureWarning); use "
+                               f":func:`{new_name}`.")
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
