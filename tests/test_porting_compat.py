@@ -133,3 +133,26 @@ def test_gradcheck_stays_a_function_after_importing_its_module():
     assert tg.autograd.gradcheck is mod.gradcheck
     x = tg.tensor([0.5], dtype=tg.float64, requires_grad=True)
     assert tg.autograd.gradcheck(lambda a: a * a, (x,))
+
+
+KDIM_ERRORS = [((2, 3, 4), (2, 5)), ((2, 3, 4), (3, 4)), ((2, 3, 4, 5), (2, 4)),
+               ((2, 3, 4), (2, 4, 1))]
+
+
+@pytest.mark.parametrize("xs,ts", KDIM_ERRORS)
+def test_kdim_nll_loss_target_shape_errors(xs, ts):
+    with pytest.raises((RuntimeError, ValueError)) as ours:
+        tg.nn.functional.nll_loss(tg.randn(*xs), tg.zeros(ts, dtype=tg.long))
+    torch = pytest.importorskip("torch")
+    with pytest.raises((RuntimeError, ValueError)) as theirs:
+        torch.nn.functional.nll_loss(torch.randn(*xs), torch.zeros(ts, dtype=torch.long))
+    assert ours.type is theirs.type
+    assert str(theirs.value).split(".")[0].split(",")[0] in str(ours.value)
+
+
+def test_kdim_cross_entropy_is_the_per_position_loss():
+    # (N, C, d) logits: the mean over every position of the 2-D loss of that position
+    x = tg.randn(2, 3, 4, dtype=tg.float64)
+    t = tg.tensor([[0, 2, 1, 1], [2, 2, 0, 1]])
+    flat = tg.nn.functional.cross_entropy(x.permute(0, 2, 1).reshape(-1, 3), t.reshape(-1))
+    assert float(tg.nn.functional.cross_entropy(x, t)) == pytest.approx(float(flat), rel=1e-12)

@@ -173,15 +173,19 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
-    """Negative log-likelihood of class indices. Arguments: log-probabilities (N, C) or (C,),
-    targets (N,) / () (an integer Tensor), class weights (a Tensor) or None, reduction,
-    ignore_index. The targets and weights are saved (version-checked in backward, as torch) but
-    get no gradient."""
+    """Negative log-likelihood of class indices. Arguments: log-probabilities (N, C) or (C,)
+    (NllLoss2D: (N, C, H, W)), targets (N,) / () ((N, H, W)) as an integer Tensor, class weights
+    (a Tensor) or None, reduction, ignore_index. The targets and weights are saved
+    (version-checked in backward, as torch) but get no gradient."""
 
     @staticmethod
     def forward(ctx, logp, target, weight, reduction, ignore_index):
-        batched = logp.ndim == 2
-        lp = logp if batched else logp[None]
+        batched = logp.ndim >= 2
+        if logp.ndim == 4:
+            # the classes last and every position a row: the (N, C) computation below
+            lp = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
+        else:
+            lp = logp if batched else logp[None]
         tg = target.reshape(-1).astype(np.int64, copy=False)
         n = lp.shape[0]
         rows = np.arange(n)
@@ -195,12 +199,12 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             w = (weight[safe] if weight is not None else np.ones(n, lp.dtype)) * valid
             w = w.astype(lp.dtype, copy=False)
             losses = -lp[rows, safe] * w
-        ctx.meta = (lp.shape, rows, w, reduction, batched)
+        ctx.meta = (lp.shape, rows, w, reduction, logp.shape)
         # the targets as used, and the tensors given: freed by backward and version-checked,
         # as torch's saved target and weight
         ctx.save_for_backward(safe, target, weight)
         if reduction == "none":
-            return losses if batched else losses.reshape(())
+            return losses.reshape(target.shape)
         total = losses.sum()
         if reduction == "sum":
             return np.asarray(total, lp.dtype)
@@ -211,7 +215,7 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
     @staticmethod
     def backward(ctx, g):
         safe, _, _ = ctx.saved_tensors
-        shape, rows, w, reduction, batched = ctx.meta
+        shape, rows, w, reduction, in_shape = ctx.meta
         coef = -1.0 if w is None else -w
         if reduction == "mean":
             coef = coef / ctx.denom
@@ -221,14 +225,27 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             gi = g.reshape(-1, 1) * _make(onehot)
         else:
             gi = g * _make(onehot)
-        return (gi if batched else gi.reshape(shape[1:])), None, None, None, None
+        if len(in_shape) == 4:      # the rows back to (N, H, W) and the classes to dim 1
+            n, c, h, wd = in_shape
+            gi = gi.reshape(n, h, wd, c).permute(0, 3, 1, 2)
+        elif len(in_shape) == 1:
+            gi = gi.reshape(in_shape)
+        return gi, None, None, None, None
+
+
+class NllLoss2D(NllLoss, name="NllLoss2DBackward0"):
+    """:class:`NllLoss` of (N, C, H, W) log-probabilities against (N, H, W) targets (torch's
+    nll_loss2d, which nll_loss of other ranks above 2 goes through by viewing them as 4-D).
+    derivatives.yaml nll_loss2d: the same gradient as nll_loss at each position."""
 
 
 @op("nll_loss", functional=True, method=False, namespace=False)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    """Negative log-likelihood loss. ``input``: (N, C) or (C,) log-probabilities; ``target``: (N,)
-    or () int64 class indices in [0, C). ``reduction``: 'mean' (weighted mean over non-ignored
+    """Negative log-likelihood loss. ``input``: (N, C), (C,) or (N, C, d1, ...) log-probabilities;
+    ``target``: (N,), () or (N, d1, ...) int64 (or uint8) class indices in [0, C). A 4-D input
+    records NllLoss2DBackward0, other ranks above 2 go through it by views (ViewBackward0), as
+    torch; 'none' gives the target's shape. ``reduction``: 'mean' (weighted mean over non-ignored
     targets), 'sum' or 'none' (torch's deprecated 'elementwise_mean' is read as 'mean', with its
     UserWarning). The legacy ``size_average``/``reduce`` flags, when either is not None, choose
     the reduction instead (torch's _Reduction.legacy_get_string: reduce=False gives 'none', else
@@ -236,8 +253,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     ``reduction`` is then ignored.
 
     Raises ValueError for an unknown reduction (when no legacy flag is given; the message names
-    the op and the valid values), an input that is not 1-D or 2-D, or a target whose shape does
-    not match the batch; TypeError for a non-Tensor target; RuntimeError for a non-integer
+    the op and the valid values), a 0-d input, or a target whose batch size differs;
+    RuntimeError for a target whose other dims do not match the input's d1, ... (torch's
+    "Expected target size ..."), a 4-D input with a target that is not 3-D, a target that is
+    neither int64 nor uint8, or class weights that require grad; TypeError for a non-Tensor
     target; IndexError for a target out of range."""
     reduction = _reduction(size_average, reduce, reduction, _reduction_hint("nll_loss"))
     if not isinstance(target, Tensor):
@@ -249,16 +268,23 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
                            f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
     nd = input._data.ndim
-    if nd not in (1, 2):
-        raise ValueError(f"nll_loss: expected input of 1 or 2 dimensions (N, C), got {nd}-D input "
-                         f"of shape {list(input._data.shape)}")
-    n = input._data.shape[0] if nd == 2 else 1
-    tshape = target._data.shape
-    if (nd == 2 and tshape != (n,)) or (nd == 1 and tshape != ()):
+    if nd == 0:
+        raise ValueError(f"nll_loss: expected input of at least 1 dimension ((C,), (N, C) or "
+                         f"(N, C, d1, ...)), got a 0-d input")
+    ishape, tshape = input._data.shape, target._data.shape
+    n = ishape[0] if nd >= 2 else 1
+    if (nd >= 2 and tshape[:1] != (n,)) or (nd == 1 and tshape != ()):
         raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
-                         f"({tshape[0] if tshape else 0}): input shape {list(input._data.shape)}, "
-                         f"target shape {list(tshape)}")
-    c = input._data.shape[-1]
+                         f"({tshape[0] if tshape else 0}). (nll_loss: input shape {list(ishape)}, "
+                         f"target shape {list(tshape)})")
+    if nd == 4 and len(tshape) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {len(tshape)} (nll_loss: input shape "
+                           f"{list(ishape)}, target shape {list(tshape)})")
+    if nd >= 3 and tshape != (n,) + ishape[2:]:
+        raise RuntimeError(f"Expected target size {[n, *ishape[2:]]}, got {list(tshape)} "
+                           f"(nll_loss: an (N, C, d1, ...) input takes (N, d1, ...) targets)")
+    c = ishape[1] if nd >= 2 else ishape[0]
     t = target._data.astype(np.int64, copy=False)
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
     if bad.any():
@@ -271,14 +297,22 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                            "weight.detach())")
     if weight is not None and not isinstance(weight, Tensor):
         weight = _make(np.asarray(weight))
-    return NllLoss.apply(input, target, weight, reduction, ignore_index)
+    if nd <= 2:
+        return NllLoss.apply(input, target, weight, reduction, ignore_index)
+    if nd == 4:
+        return NllLoss2D.apply(input, target, weight, reduction, ignore_index)
+    # other ranks as torch: viewed as (N, C, 1, rest) against (N, 1, rest), the result back
+    out = NllLoss2D.apply(input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight,
+                          reduction, ignore_index)
+    return out.reshape((n,) + ishape[2:]) if reduction == "none" else out
 
 
 @op("cross_entropy", functional=True, method=False, namespace=False)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
-    """Cross-entropy of raw logits ``input`` (N, C) or (C,) against class indices ``target``;
-    computed as nll_loss(log_softmax(input, 1), target), stable for logits in the thousands.
+    """Cross-entropy of raw logits ``input`` (N, C), (C,) or (N, C, d1, ...) against class indices
+    ``target`` ((N,), () or (N, d1, ...)); computed as nll_loss(log_softmax(input, 1), target),
+    stable for logits in the thousands.
     A floating ``target`` of the input's shape is read as class probabilities.
     ``label_smoothing`` s mixes (1 - s) of that loss with s / C of the loss against a uniform
     target (weighted and ignore_index-aware for indices, as torch). ``reduction``: 'mean'
@@ -292,14 +326,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     Raises ValueError for an unknown reduction, for index and probability targets alike (when no
     legacy flag is given; the message names the op and the valid values); RuntimeError for a
     label_smoothing outside [0, 1] or a probability target whose shape differs from the
-    input's; and, for index targets, nll_loss's errors (ValueError for an input that is not 1-D
-    or 2-D or a target not matching the batch, TypeError for a non-Tensor target, RuntimeError
-    for a non-integer one, IndexError for a class out of range)."""
+    input's; and, for index targets, nll_loss's errors (see :func:`nll_loss`)."""
     reduction = _reduction(size_average, reduce, reduction, _reduction_hint("cross_entropy"))
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")
-    d = 1 if input._data.ndim == 2 else 0
+    d = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[d]
     logp = log_softmax(input, d)
     if isinstance(target, Tensor) and target._data.dtype.kind == "f":
@@ -334,7 +366,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = smooth.sum() / float(denom)
     elif reduction == "sum":
         smooth = smooth.sum()
-    return nll * (1 - ls) + smooth * (ls / n_classes)
+    from .losses import MulScalar   # (losses imports this module)
+    # (tensor * number as torch's C++ composite records it: MulBackward1)
+    return MulScalar.apply(nll, 1 - ls) + MulScalar.apply(smooth, ls / n_classes)
 
 
 class MseLoss(ArrayFunction, name="MseLossBackward0"):

@@ -595,6 +595,26 @@ def s_nll_loss(make, dt):
         S(logp, (t,), {"weight": NoGrad(make(4, low=0.5, high=2.0))}, name="weight"),
         S(logp, (t,), {"ignore_index": 3}, name="ignore"),
         S(make(4), (np.array(2, np.int64),), name="1d"),
+        *_kdim_samples(make, {}),
+    ]
+
+
+def _kdim_samples(make, extra, prefix=""):
+    """(N, C, d1, ...) inputs with (N, d1, ...) targets: NllLoss2DBackward0, through views for
+    ranks other than 4 (a target equal to ignore_index included)."""
+    t3 = np.array([[0, 2, 1, 3], [3, 3, 0, 1]], np.int64)
+    t4 = np.array([[[0, 2], [1, 3]], [[3, 3], [0, 1]]], np.int64)
+    t5 = t4.reshape(2, 2, 2, 1)
+    w = NoGrad(make(4, low=0.5, high=2.0))
+    return [
+        S(make(2, 4, 4), (t3,), extra, name=prefix + "kdim3"),
+        S(make(2, 4, 4), (t3,), {**extra, "reduction": "none"}, name=prefix + "kdim3_none"),
+        S(make(2, 4, 2, 2), (t4,), {**extra, "weight": w}, name=prefix + "kdim4_weight"),
+        S(make(2, 4, 2, 2), (t4,), {**extra, "reduction": "none", "ignore_index": 3},
+          name=prefix + "kdim4_ignore_none"),
+        S(make(2, 4, 2, 2), (t4,), {**extra, "reduction": "sum"}, name=prefix + "kdim4_sum"),
+        S(make(2, 4, 2, 2, 1), (t5,), {**extra, "reduction": "none", "weight": w},
+          name=prefix + "kdim5_none"),
     ]
 
 
@@ -611,6 +631,8 @@ def s_cross_entropy(make, dt):
         S(make(4), (np.array(2, np.int64),), name="1d"),
         S(_a([[1000.0, -1000.0, 0.0, 999.0]], dt), (np.array([1], np.int64),), name="large"),
         S(make(3, 4), (p,), name="probs"),
+        *_kdim_samples(make, {}),
+        *_kdim_samples(make, {"label_smoothing": 0.2}, "ls_")[:2],
     ]
 
 
