@@ -1342,9 +1342,9 @@ op_db: list[OpInfo] = [
 ]
 
 # the rows of later op groups, each kept in its own module next to this one
-from . import op_db_activations, op_db_normalization, op_db_scatter  # noqa: E402
+from . import op_db_activations, op_db_normalization, op_db_pooling, op_db_scatter  # noqa: E402
 
-_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter)
+_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling)
 for _group in _GROUPS:
     op_db += _group.rows
 
