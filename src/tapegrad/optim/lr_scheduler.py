@@ -174,6 +174,17 @@ def _warn_get_lr_called_within_step(sched):
                       "`get_last_lr()`.", UserWarning, stacklevel=3)
 
 
+def _per_group(optimizer, lr_lambda):
+    """One lr_lambda per param group: a single callable repeated, or a list/tuple of exactly one
+    per group (ValueError "Expected N lr_lambdas, but got M" otherwise, as torch)."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                         f"{len(lr_lambda)}")
+    return list(lr_lambda)
+
+
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch) (one function, or one per param group).
 
@@ -184,13 +195,7 @@ class LambdaLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
@@ -375,13 +380,7 @@ class MultiplicativeLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _per_group(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     state_dict = LambdaLR.state_dict

@@ -41,6 +41,14 @@ def _affine(module, shape, weight, bias, device, dtype):
         module.register_parameter("bias", None)
 
 
+def _reset_affine(module):
+    """weight to ones and bias to zeros, those of them the module has."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Layer normalization over the last dims (``F.layer_norm``).
 
@@ -62,10 +70,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -129,10 +134,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -178,10 +180,7 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """reset_running_stats(), then weight to ones and bias to zeros."""
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         nd = input.dim()
