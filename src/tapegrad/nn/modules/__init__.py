@@ -1,6 +1,6 @@
 """The layers: Module and its subclasses. Each module file lists its layers in ``__all__``."""
 from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
-               pooling, sparse)
+               padding, pooling, sparse)
 from .activation import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
@@ -10,8 +10,9 @@ from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 
 __all__ = [name for m in (module, linear, activation, container, conv, pooling, dropout, flatten,
-                          loss, normalization, sparse) for name in m.__all__]
+                          loss, normalization, sparse, padding) for name in m.__all__]
