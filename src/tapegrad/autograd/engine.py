@@ -191,7 +191,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ran = []
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
     pop, push = heapq.heappop, heapq.heappush
-    with set_grad_enabled(bool(create_graph)):
+    # (NumPy's inf/nan warnings stay quiet, as torch is, even where a program turns warnings into
+    # errors: the package's own warning filter loses to one the program adds later)
+    with set_grad_enabled(bool(create_graph)), np.errstate(all="ignore"):
         ready = None    # a node the previous one made ready
         while True:
             # a node made ready runs next without a trip through the heap when nothing queued is
