@@ -167,3 +167,16 @@ def test_backward_stays_quiet_when_warnings_are_errors(f):
     x = tg.zeros(2, requires_grad=True)
     f(x).sum().backward()
     assert not np.isfinite(x.grad.numpy()).any()
+
+
+@pytest.mark.parametrize("target", [[0.0, 1.0, 2.0], np.zeros((3, 5)), np.zeros(4)])
+def test_cross_entropy_float_target_of_another_shape_fails_as_class_indices(target):
+    # torch takes a floating target of another shape than the input's for class indices
+    target = np.asarray(target, np.float32)
+    with pytest.raises((RuntimeError, ValueError)) as ours:
+        tg.nn.functional.cross_entropy(tg.randn(3, 4), tg.tensor(target))
+    torch = pytest.importorskip("torch")
+    with pytest.raises((RuntimeError, ValueError)) as theirs:
+        torch.nn.functional.cross_entropy(torch.randn(3, 4), torch.tensor(target))
+    assert ours.type is theirs.type
+    assert str(theirs.value).rstrip(".") in str(ours.value)

@@ -256,17 +256,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     the op and the valid values), a 0-d input, or a target whose batch size differs;
     RuntimeError for a target whose other dims do not match the input's d1, ... (torch's
     "Expected target size ..."), a 4-D input with a target that is not 3-D, a target that is
-    neither int64 nor uint8, or class weights that require grad; TypeError for a non-Tensor
-    target; IndexError for a target out of range."""
+    neither int64 nor uint8 (checked after the shapes, as torch), a 2-D target for an input of
+    at most 2 dims ("multi-target not supported"), or class weights that require grad;
+    TypeError for a non-Tensor target; IndexError for a target out of range."""
     reduction = _reduction(size_average, reduce, reduction, _reduction_hint("nll_loss"))
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
-    tdt = target._data.dtype
-    if tdt != np.int64 and tdt != np.uint8:
-        hint = ("for class probabilities use cross_entropy with a floating target of the "
-                "input's shape" if tdt.kind == "f" else "convert the class indices with .long()")
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
-                           f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
     nd = input._data.ndim
     if nd == 0:
         raise ValueError(f"nll_loss: expected input of at least 1 dimension ((C,), (N, C) or "
@@ -277,6 +272,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"Expected input batch_size ({n}) to match target batch_size "
                          f"({tshape[0] if tshape else 0}). (nll_loss: input shape {list(ishape)}, "
                          f"target shape {list(tshape)})")
+    if nd <= 2 and len(tshape) > 1:
+        raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported "
+                           f"(nll_loss: input shape {list(ishape)}, target shape {list(tshape)}; "
+                           f"for class probabilities use cross_entropy with a floating target of "
+                           f"the input's shape)")
     if nd == 4 and len(tshape) != 3:
         raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
                            f"targets of dimension: {len(tshape)} (nll_loss: input shape "
@@ -284,6 +284,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if nd >= 3 and tshape != (n,) + ishape[2:]:
         raise RuntimeError(f"Expected target size {[n, *ishape[2:]]}, got {list(tshape)} "
                            f"(nll_loss: an (N, C, d1, ...) input takes (N, d1, ...) targets)")
+    tdt = target._data.dtype
+    if tdt != np.int64 and tdt != np.uint8:
+        hint = ("for class probabilities use cross_entropy with a floating target of the "
+                "input's shape" if tdt.kind == "f" else "convert the class indices with .long()")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
+                           f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
     c = ishape[1] if nd >= 2 else ishape[0]
     t = target._data.astype(np.int64, copy=False)
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
@@ -325,8 +331,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
     Raises ValueError for an unknown reduction, for index and probability targets alike (when no
     legacy flag is given; the message names the op and the valid values); RuntimeError for a
-    label_smoothing outside [0, 1] or a probability target whose shape differs from the
-    input's; and, for index targets, nll_loss's errors (see :func:`nll_loss`)."""
+    label_smoothing outside [0, 1]; and nll_loss's errors (see :func:`nll_loss`) for index
+    targets, which a floating target of another shape than the input's is taken for, as torch
+    (so it fails there, e.g. "expected target dtype to be Long or Byte")."""
     reduction = _reduction(size_average, reduce, reduction, _reduction_hint("cross_entropy"))
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
@@ -334,11 +341,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     d = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[d]
     logp = log_softmax(input, d)
-    if isinstance(target, Tensor) and target._data.dtype.kind == "f":
-        if target._data.shape != input._data.shape:
-            raise RuntimeError(f"cross_entropy: class-probability target shape "
-                               f"{list(target._data.shape)} must equal input shape "
-                               f"{list(input._data.shape)}")
+    # (a floating target of another shape goes on as class indices, and fails there, as torch)
+    if isinstance(target, Tensor) and target._data.dtype.kind == "f" and \
+            target._data.shape == input._data.shape:
         if ls:
             target = target * (1 - ls) + ls / n_classes
         per = -(logp * target)
