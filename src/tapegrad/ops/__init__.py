@@ -7,6 +7,6 @@ from . import _registry  # noqa: F401
 from . import pointwise, reduction, shape, indexing, linalg, nn_ops, inplace  # noqa: F401
 from . import selection, contraction, methods, nn_extra  # noqa: F401
 from . import losses  # noqa: F401
-from . import activations, normalization, scatter, pooling  # noqa: F401
+from . import activations, normalization, scatter, pooling, extra  # noqa: F401
 
 PUBLIC = _registry.PUBLIC

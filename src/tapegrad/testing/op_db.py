@@ -1342,9 +1342,10 @@ op_db: list[OpInfo] = [
 ]
 
 # the rows of later op groups, each kept in its own module next to this one
-from . import op_db_activations, op_db_normalization, op_db_pooling, op_db_scatter  # noqa: E402
+from . import (op_db_activations, op_db_extra, op_db_normalization, op_db_pooling,  # noqa: E402
+               op_db_scatter)
 
-_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling)
+_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling, op_db_extra)
 for _group in _GROUPS:
     op_db += _group.rows
 

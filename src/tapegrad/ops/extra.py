@@ -1,0 +1,1 @@
+"""Ops added in one group (see the module docstring once filled in)."""
