@@ -234,6 +234,18 @@ def t(input):
 
 def _T(self):
     nd = self._data.ndim
+    # torch's deprecation UserWarnings (torch shows each once per process; here Python's warning
+    # filters decide, by default once per calling line)
+    # (torch's text, which programs may filter on)
+    if nd == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=user_stacklevel())
+    elif nd != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                      "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=user_stacklevel())
     # a view even for 0-d/1-d (torch records PermuteBackward0 there too, never returns self)
     return Permute.apply(self, tuple(range(nd - 1, -1, -1)))
 
