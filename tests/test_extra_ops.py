@@ -285,3 +285,113 @@ def test_searchsorted_and_bucketize():
     with pytest.raises(RuntimeError):
         tapegrad.bucketize(v, _t([[1.0, 2.0]]))
     assert not hasattr(tapegrad.Tensor, "searchsorted") and not hasattr(tapegrad.Tensor, "bucketize")
+
+
+# ---- logspace / baddbmm / addbmm / tensordot / kron / cross ------------------------------------------
+def _names(t):
+    return type(t.grad_fn).__name__, [type(n).__name__ for n, _ in t.grad_fn.next_functions]
+
+
+def test_logspace_dtypes_and_errors():
+    assert tapegrad.logspace(0, 2, 5).dtype == tapegrad.float32
+    r = tapegrad.logspace(0, 2, 5, base=2, dtype=tapegrad.int64)
+    assert r.tolist() == [1, 1, 2, 2, 4]
+    assert tapegrad.logspace(0, 1, 3, dtype=tapegrad.float64, requires_grad=True).requires_grad
+    with pytest.raises(RuntimeError):
+        tapegrad.logspace(0, 2, -1)
+    with pytest.raises(TypeError):
+        tapegrad.logspace(0, 2, 2.0)
+    with pytest.raises(RuntimeError):
+        tapegrad.logspace(0, 2, 3, dtype=tapegrad.int64, requires_grad=True)
+
+
+def test_batched_products_graph_and_double_backward():
+    i, b1, b2 = _rand(3, 4).requires_grad_(), _rand(2, 3, 5, seed=1).requires_grad_(), \
+        _rand(2, 5, 4, seed=2).requires_grad_()
+    y = tapegrad.baddbmm(i, b1, b2, beta=0.5, alpha=2.0)
+    assert _names(y) == ("BaddbmmBackward0", ["AccumulateGrad"] * 3)
+    assert i.baddbmm(b1, b2).shape == (2, 3, 4)
+    assert gradgradcheck(lambda a, b, c: tapegrad.baddbmm(a, b, c, beta=0.5, alpha=2.0),
+                         (i, b1, b2))
+    z = tapegrad.addbmm(i, b1, b2, alpha=3.0)
+    assert _names(z) == ("AddbmmBackward0", ["AccumulateGrad"] * 3)
+    assert gradgradcheck(lambda a, b, c: tapegrad.addbmm(a, b, c, beta=2.0), (i, b1, b2))
+    nan = tapegrad.full((3, 4), NAN, dtype=tapegrad.float64)
+    assert not tapegrad.baddbmm(nan, b1, b2, beta=0).isnan().any()
+
+
+@pytest.mark.parametrize("fn,args", [
+    ("baddbmm", ((2, 3, 4), (2, 3), (2, 3, 4))),
+    ("baddbmm", ((2, 3, 4), (2, 3, 5), (3, 5, 4))),
+    ("baddbmm", ((2, 3, 3), (2, 3, 5), (2, 5, 4))),
+    ("addbmm", ((3, 4), (2, 3, 5), (3, 5, 4))),
+    ("addbmm", ((2, 3, 4), (2, 3, 5), (2, 5, 4)))])
+def test_batched_products_errors(fn, args):
+    with pytest.raises(RuntimeError):
+        getattr(tapegrad, fn)(*(_rand(*s) for s in args))
+
+
+def test_batched_products_dtype_error():
+    with pytest.raises(RuntimeError):
+        tapegrad.baddbmm(_rand(2, 3, 4).float(), _rand(2, 3, 5), _rand(2, 5, 4))
+
+
+def test_tensordot_kron_graphs_and_double_backward():
+    a, b = _rand(2, 3, 4).requires_grad_(), _rand(4, 2, 5, seed=1).requires_grad_()
+    y = tapegrad.tensordot(a, b, dims=([0, 2], [1, 0]))
+    assert _names(y) == ("ViewBackward0", ["MmBackward0"])
+    assert gradgradcheck(lambda x, z: tapegrad.tensordot(x, z, dims=([0, 2], [1, 0])), (a, b))
+    x, z = _rand(2, 3).requires_grad_(), _rand(4, seed=3).requires_grad_()
+    k = tapegrad.kron(x, z)
+    assert _names(k) == ("UnsafeViewBackward0", ["MulBackward0"])
+    assert k.shape == (2, 12) and x.kron(z).shape == (2, 12)
+    assert gradgradcheck(tapegrad.kron, (x, z))
+    assert not hasattr(tapegrad.Tensor, "tensordot")
+
+
+@pytest.mark.parametrize("dims,exc", [(-1, RuntimeError), (3, RuntimeError),
+                                      (([1, 0], [0]), RuntimeError), (([1], [1]), RuntimeError),
+                                      (([5], [0]), IndexError)])
+def test_tensordot_errors(dims, exc):
+    with pytest.raises(exc):
+        tapegrad.tensordot(_rand(2, 3), _rand(3, 5), dims=dims)
+
+
+def test_cross_default_dim_warns_and_double_backward():
+    a, b = _rand(4, 3).requires_grad_(), _rand(1, 3, seed=1).requires_grad_()
+    with pytest.warns(UserWarning, match="without specifying the dim"):
+        y = tapegrad.cross(_rand(3, 3), _rand(3, 3, seed=1))
+    np.testing.assert_allclose(y._data, np.cross(_rand(3, 3)._data, _rand(3, 3, seed=1)._data,
+                                                 axis=0))
+    y = a.cross(b, dim=1)
+    assert _names(y) == ("LinalgCrossBackward0", ["AccumulateGrad"] * 2)
+    assert gradcheck(lambda p, q: tapegrad.cross(p, q, dim=1), (a, b))
+    assert gradgradcheck(lambda p, q: tapegrad.cross(p, q, dim=-1), (a, b))
+
+
+@pytest.mark.parametrize("sa,sb,dim,exc", [((2, 3), (2, 4), 1, RuntimeError),
+                                           ((2, 4), (2, 4), None, RuntimeError),
+                                           ((2, 3), (2, 3), 0, RuntimeError),
+                                           ((2, 3), (2, 3), 5, IndexError),
+                                           ((2, 3), (3,), -1, RuntimeError)])
+def test_cross_errors(sa, sb, dim, exc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(exc):
+            tapegrad.cross(_rand(*sa), _rand(*sb), dim=dim)
+
+
+def test_new_ops_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    cases = [("tensordot", ((2, 3), (4, 5)), {"dims": 1}),
+             ("cross", ((2, 3), (2, 3)), {"dim": 0}),
+             ("baddbmm", ((2, 3, 3), (2, 3, 5), (2, 5, 4)), {}),
+             ("addbmm", ((3, 4), (2, 3, 5), (3, 5, 4)), {})]
+    for name, shapes, kw in cases:
+        errs = []
+        for mod in (tapegrad, torch):
+            try:
+                getattr(mod, name)(*(mod.zeros(*s, dtype=mod.float64) for s in shapes), **kw)
+            except Exception as e:   # noqa: BLE001
+                errs.append(type(e))
+        assert len(errs) == 2 and errs[0] is errs[1], (name, errs)

@@ -743,3 +743,293 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries._data.ndim})")
     return _search("torch.bucketize", boundaries, input, out_int32, right, None, None)
+
+
+# ---- logspace / baddbmm / addbmm / tensordot / kron / cross -------------------------------------
+@op("logspace", method=False)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
+             requires_grad=False, **kw):
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end`` inclusive
+    (the exponents as :func:`linspace` computes them, in double; the powers then rounded to the
+    dtype, integer dtypes truncating). dtype: the default dtype unless given; no gradient
+    (``requires_grad=True`` makes a leaf).
+
+    Raises RuntimeError for negative steps, a non-CPU device, or requires_grad on an integer
+    dtype; TypeError for a non-integer steps."""
+    import operator
+    from .. import _factories as F
+    F._factory_kwargs("logspace", kw)
+    F._check_device(device, "logspace")
+    try:
+        steps = operator.index(steps)
+    except TypeError:
+        raise TypeError(f"logspace(): argument 'steps' must be int, not "
+                        f"{type(steps).__name__}") from None
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    npd = F._float_or(dtype).np
+    if npd.kind != "f" and requires_grad:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    ex = F.linspace(float(start), float(end), steps, dtype=_dtype.float64)._data
+    with np.errstate(all="ignore"):
+        vals = np.power(np.float64(base), ex)
+        arr = (np.trunc(vals) if npd.kind in "iub" else vals).astype(npd)
+    if out is not None:
+        return F._write_out(out, arr, "logspace")
+    return F._finish(arr, requires_grad)
+
+
+def _same_dtypes(msg, *ts):
+    if len({t._data.dtype for t in ts}) != 1:
+        names = [_c_type(t._data.dtype.name) for t in ts]
+        raise RuntimeError(msg.format(*names))
+
+
+def _c_type(name):
+    from .linalg import _C_NAMES
+    return _C_NAMES.get(name, name)
+
+
+def _check_batches(name, input, batch1, batch2):
+    b1, b2 = batch1._data, batch2._data
+    if b1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if name == "addbmm" and b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{b1.shape[0]} and {b2.shape[0]}")
+    if b2.shape[:2] != (b1.shape[0], b1.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b1.shape[0]}, {b1.shape[2]}] but got: [{b2.shape[0]}, "
+                           f"{b2.shape[1]}].")
+    _same_dtypes("Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
+                 input, batch1, batch2)
+    target = (b1.shape[0], b1.shape[1], b2.shape[2]) if name == "baddbmm" \
+        else (b1.shape[1], b2.shape[2])
+    x = input._data
+    if x.ndim > len(target):
+        raise RuntimeError(f"expand(tapegrad.Tensor{{{list(x.shape)}}}, size={list(target)}): "
+                           f"the number of sizes provided ({len(target)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor")
+    for i in range(1, x.ndim + 1):
+        if x.shape[-i] not in (1, target[-i]):
+            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the "
+                               f"existing size ({x.shape[-i]}) at non-singleton dimension "
+                               f"{len(target) - i}.  Target sizes: {list(target)}.  Tensor "
+                               f"sizes: {list(x.shape)}")
+    return target
+
+
+def _scaled(x, s):
+    """derivatives.yaml maybe_multiply: x unchanged for a factor of 1."""
+    return x if s == 1 else x * s
+
+
+class Baddbmm(ArrayFunction, name="BaddbmmBackward0"):
+    """beta * input + alpha * (batch1 @ batch2), batched. derivatives.yaml baddbmm:
+    self: maybe_multiply(grad, beta) (summed to input's shape by the engine);
+    batch1: grad.bmm(batch2^T) * alpha; batch2: batch1^T.bmm(grad) * alpha."""
+
+    @staticmethod
+    def forward(ctx, x, b1, b2, beta, alpha, target):
+        ctx.save_for_backward(b1 if ctx.needs(2) else None, b2 if ctx.needs(1) else None)
+        ctx.conf = (beta, alpha)
+        prod = np.matmul(b1, b2)
+        if alpha != 1:
+            prod = prod * alpha
+        if beta == 0:   # input ignored (NaN/inf in it do not propagate)
+            return np.broadcast_to(prod, target).astype(b1.dtype)
+        return (prod + (x if beta == 1 else x * beta)).astype(b1.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .linalg import Bmm
+        b1, b2 = ctx.saved_tensors
+        beta, alpha = ctx.conf
+        gx = _scaled(g, beta) if ctx.needs(0) else None
+        g1 = _scaled(Bmm.apply(g, b2.mT), alpha) if ctx.needs(1) else None
+        g2 = _scaled(Bmm.apply(b1.mT, g), alpha) if ctx.needs(2) else None
+        return gx, g1, g2, None, None, None
+
+
+class Addbmm(ArrayFunction, name="AddbmmBackward0"):
+    """beta * input + alpha * sum_b(batch1[b] @ batch2[b]). derivatives.yaml addbmm:
+    self: maybe_multiply(grad, beta); batch1: grad expanded over the batch, bmm batch2^T, * alpha;
+    batch2: batch1^T bmm the expanded grad, * alpha."""
+
+    @staticmethod
+    def forward(ctx, x, b1, b2, beta, alpha, target):
+        ctx.save_for_backward(b1 if ctx.needs(2) else None, b2 if ctx.needs(1) else None)
+        ctx.conf = (beta, alpha, b1.shape[0])
+        prod = np.matmul(b1, b2).sum(0) if b1.shape[0] else np.zeros(target, b1.dtype)
+        if alpha != 1:
+            prod = prod * alpha
+        if beta == 0:
+            return np.broadcast_to(prod, target).astype(b1.dtype)
+        return (prod + (x if beta == 1 else x * beta)).astype(b1.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .linalg import Bmm
+        b1, b2 = ctx.saved_tensors
+        beta, alpha, nb = ctx.conf
+        gx = _scaled(g, beta) if ctx.needs(0) else None
+        ge = g.unsqueeze(0).expand(nb, *g._data.shape)
+        g1 = _scaled(Bmm.apply(ge, b2.mT), alpha) if ctx.needs(1) else None
+        g2 = _scaled(Bmm.apply(b1.mT, ge), alpha) if ctx.needs(2) else None
+        return gx, g1, g2, None, None, None
+
+
+@op("baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)`` for 3-D ``batch1`` (b, n, m) and ``batch2``
+    (b, m, p); ``input`` broadcasts to (b, n, p), and is ignored when beta is 0. One node,
+    BaddbmmBackward0 (derivatives.yaml baddbmm). No in-place ``baddbmm_`` in tapegrad.
+
+    Raises RuntimeError for batches that are not 3-D or do not fit, an input that does not
+    broadcast, or dtypes that differ."""
+    target = _check_batches("baddbmm", input, batch1, batch2)
+    return Baddbmm.apply(input, batch1, batch2, beta, alpha, target)
+
+
+@op("addbmm")
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``: 3-D batches (b, n, m) and
+    (b, m, p) reduced to an (n, p) result; ``input`` broadcasts to it (ignored when beta is 0).
+    One node, AddbmmBackward0 (derivatives.yaml addbmm). No in-place ``addbmm_`` in tapegrad.
+
+    Raises RuntimeError for batches that are not 3-D or do not fit, an input that does not
+    broadcast, or dtypes that differ."""
+    target = _check_batches("addbmm", input, batch1, batch2)
+    return Addbmm.apply(input, batch1, batch2, beta, alpha, target)
+
+
+@op("tensordot", method=False)
+def tensordot(a, b, dims=2):
+    """Contraction of ``a`` and ``b`` over ``dims``: an int n (the last n dims of ``a`` with the
+    first n of ``b``) or a pair of lists (or ints) of dims. A composite as in torch: permute,
+    reshape, mm, reshape (the result's node ViewBackward0 over MmBackward0); the result has a's
+    free dims then b's.
+
+    Raises RuntimeError for a negative or too large int, lists of different lengths,
+    contracted sizes that differ, or different dtypes; IndexError for a dim out of range."""
+    from .linalg import mm
+    na, nb = a._data.ndim, b._data.ndim
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > na or dims > nb:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(na - dims, na)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    ca = [_wrap_dim(int(d), na, "tensordot") for d in da]
+    cb = [_wrap_dim(int(d), nb, "tensordot") for d in db]
+    sa, sb = a._data.shape, b._data.shape
+    for d1, d2, o1, o2 in zip(ca, cb, da, db):
+        if sa[d1] != sb[d2]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{sa[d1]} in dim {o1} and second has size {sb[d2]} in dim {o2}")
+    fa = [d for d in range(na) if d not in ca]
+    fb = [d for d in range(nb) if d not in cb]
+    csize = int(np.prod([sa[d] for d in ca], dtype=np.int64))
+    fsa = int(np.prod([sa[d] for d in fa], dtype=np.int64))
+    fsb = int(np.prod([sb[d] for d in fb], dtype=np.int64))
+    pa = a.permute(*(fa + ca)).reshape(fsa, csize)
+    pb = b.permute(*(cb + fb)).reshape(csize, fsb)
+    return mm(pa, pb).reshape(*([sa[d] for d in fa] + [sb[d] for d in fb]))
+
+
+class _UnsafeView(ArrayFunction, name="UnsafeViewBackward0"):
+    """A reshape recorded as torch's ``_unsafe_view`` node. Derivative: reshape back."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return x.reshape(shape).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None
+
+
+@op("kron")
+def kron(input, other):
+    """Kronecker product: for operands padded with leading size-1 dims to the same rank, result
+    dim i has size input.shape[i] * other.shape[i], block (i..) = input[i..] * other. Dtypes
+    promote. A composite as in torch: both operands reshaped to interleaved dims
+    (UnsafeViewBackward0), multiplied (MulBackward0), reshaped back (UnsafeViewBackward0)."""
+    sa, sb = input._data.shape, other._data.shape
+    nd = max(len(sa), len(sb))
+    sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    a2 = _UnsafeView.apply(input, tuple(v for s in sa for v in (s, 1)))
+    b2 = _UnsafeView.apply(other, tuple(v for s in sb for v in (1, s)))
+    return _UnsafeView.apply(a2 * b2, tuple(x * y for x, y in zip(sa, sb)))
+
+
+class LinalgCross(ArrayFunction, name="LinalgCrossBackward0"):
+    """Cross product of 3-vectors along ``axis`` (operands broadcast). derivatives.yaml
+    linalg_cross: self: linalg_cross(other, grad); other: linalg_cross(grad, self) (broadcast
+    dims summed back by the engine)."""
+
+    @staticmethod
+    def forward(ctx, a, b, axis):
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+        ctx.axis = axis
+        a, b = np.broadcast_arrays(a, b)
+        return np.cross(a, b, axis=axis).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ax = ctx.axis
+        ga = LinalgCross.apply(b, g, ax) if ctx.needs(0) else None
+        gb = LinalgCross.apply(g, a, ax) if ctx.needs(1) else None
+        return ga, gb, None
+
+
+@op("cross")
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` of two tensors of the same rank (other dims
+    broadcast; same dtype). ``dim=None`` takes the input's first dim of size 3, with torch's
+    deprecation UserWarning (pass ``dim``, or use linalg.cross). LinalgCrossBackward0
+    (derivatives.yaml linalg_cross).
+
+    Raises RuntimeError for different ranks, a dim that is not size 3 in both, no size-3 dim
+    (``dim=None``), or different dtypes; IndexError for ``dim`` out of range."""
+    import warnings
+    sa, sb = input._data.shape, other._data.shape
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use torch.linalg.cross."
+                      "\nThe default value of dim will change to agree with that of "
+                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+        hits = [i for i, s in enumerate(sa) if s == 3]
+        if not hits:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = hits[0]
+    if len(sa) != len(sb):
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    ax = _wrap_dim(int(dim), len(sa), "cross")
+    if sa[ax] != 3 or sb[ax] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{sa[ax]} and {sb[ax]}")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype.SCALAR_NAMES[input._data.dtype.name]} "
+                           f"but found {_dtype.SCALAR_NAMES[other._data.dtype.name]}")
+    try:
+        np.broadcast_shapes(sa, sb)
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: the shapes {list(sa)} and {list(sb)} cannot be "
+                           f"broadcast") from None
+    return LinalgCross.apply(input, other, ax)

@@ -198,3 +198,56 @@ rows: list = [
 
 # (op name, sample name or None) -> why the node name differs from torch's
 name_differences: dict = {}
+
+
+def s_logspace(make, dt):
+    return [S(0.0, (2.0, 5), name="default"), S(-1.0, (2.0, 4), {"base": 2.0}, name="base2"),
+            S(0.0, (3.0, 1), name="one"), S(0.0, (3.0, 0), name="zero")]
+
+
+def s_baddbmm(make, dt):
+    return [S(make(2, 3, 4), (make(2, 3, 5), make(2, 5, 4)), name="default"),
+            S(make(3, 4), (make(2, 3, 5), make(2, 5, 4)), name="bcast"),
+            S(make(2, 1, 4), (make(2, 3, 5), make(2, 5, 4)), {"beta": 0.5, "alpha": 2.0},
+              name="beta_alpha"),
+            S(make(2, 3, 4), (make(2, 3, 5), make(2, 5, 4)), {"beta": 0}, name="beta0"),
+            S(make(2, 3, 4), (make(2, 3, 0), make(2, 0, 4)), name="empty_inner")]
+
+
+def s_addbmm(make, dt):
+    return [S(make(3, 4), (make(2, 3, 5), make(2, 5, 4)), name="default"),
+            S(make(4), (make(2, 3, 5), make(2, 5, 4)), name="bcast"),
+            S(make(3, 4), (make(2, 3, 5), make(2, 5, 4)), {"beta": 0.5, "alpha": 2.0},
+              name="beta_alpha"),
+            S(make(3, 4), (make(2, 3, 5), make(2, 5, 4)), {"beta": 0}, name="beta0")]
+
+
+def s_tensordot(make, dt):
+    return [S(make(2, 3, 4), (make(3, 4, 5),), name="default"),
+            S(make(2, 3), (make(3, 5),), {"dims": 1}, name="int1"),
+            S(make(2, 3), (make(4, 5),), {"dims": 0}, name="outer"),
+            S(make(2, 3, 4), (make(4, 2, 5),), {"dims": ([0, 2], [1, 0])}, name="lists"),
+            S(make(3, 4), (make(4, 3),), {"dims": ([-1, 0], [0, 1])}, name="full")]
+
+
+def s_kron(make, dt):
+    return [S(make(2, 3), (make(4, 5),), name="2d"), S(make(2, 3), (make(4),), name="ranks"),
+            S(make(), (make(3),), name="0d"), S(make(2, 1, 2), (make(1, 3, 2),), name="3d")]
+
+
+def s_cross(make, dt):
+    return [S(make(4, 3), (make(4, 3),), {"dim": 1}, name="dim1"),
+            S(make(3, 5), (make(3, 5),), {"dim": 0}, name="dim0"),
+            S(make(2, 4, 3), (make(1, 4, 3),), {"dim": -1}, name="bcast"),
+            S(make(3), (make(3),), {"dim": 0}, name="1d"),
+            S(_i([[1, 2, 3]]), (_i([[4, 5, 6]]),), {"dim": 1}, name="int")]
+
+
+rows += [
+    OpInfo("logspace", sample_inputs_func=s_logspace, supports_grad=False),
+    OpInfo("baddbmm", sample_inputs_func=s_baddbmm),
+    OpInfo("addbmm", sample_inputs_func=s_addbmm),
+    OpInfo("tensordot", sample_inputs_func=s_tensordot),
+    OpInfo("kron", sample_inputs_func=s_kron),
+    OpInfo("cross", sample_inputs_func=s_cross),
+]
