@@ -537,6 +537,11 @@ def _init(t, arr):
 _new = object.__new__
 
 
+def _zeros_of(t):
+    """A new tensor of zeros with t's shape and dtype (no history)."""
+    return _make(np.zeros(t._data.shape, t._data.dtype))
+
+
 def _make(arr, vc=None):
     """Wrap an array as a fresh tensor (no copy); a NumPy scalar becomes a 0-d array."""
     if type(arr) is not _ndarray:

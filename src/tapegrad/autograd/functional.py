@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, _zeros_of
 from ..ops.shape import stack
 from . import grad as _grad
 from .grad_mode import enable_grad
@@ -103,10 +103,6 @@ def _prepare(inputs, create_graph):
     xs, single = _tuple(inputs, "inputs")
     return tuple(x if (create_graph and x.requires_grad) else x.detach().requires_grad_(True)
                  for x in xs), single
-
-
-def _zeros_like(t):
-    return _make(np.zeros(t._data.shape, t._data.dtype))
 
 
 def _ones_like(t):
@@ -185,7 +181,7 @@ def _raw_grads(outputs, inputs, grad_outputs, create_graph):
 
 
 def _filled(gs, inputs):
-    return tuple(_zeros_like(x) if g is None else g for g, x in zip(gs, inputs))
+    return tuple(_zeros_of(x) if g is None else g for g, x in zip(gs, inputs))
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph):
@@ -269,7 +265,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         if strict:
             _check_v(vs, xs, single_in, "jvp", "input")
         outs, single_out = _tuple(func(*xs), "outputs of the user-provided function")
-        us = tuple(_zeros_like(o).requires_grad_(True) for o in outs)
+        us = tuple(_zeros_of(o).requires_grad_(True) for o in outs)
         if not strict:
             g = _grads(outs, xs, us, True)
             res = _grads(g, us, vs, create_graph)
@@ -455,7 +451,7 @@ def _vhp(func, inputs, v, create_graph, strict, name):
             raw = _raw_grads(gs, xs, vs, create_graph)
             missing = _DOUBLE_BACK
         else:   # torch's double-backward trick, so that the strict checks are torch's
-            us = tuple(_zeros_like(x).requires_grad_(True) for x in xs)
+            us = tuple(_zeros_of(x).requires_grad_(True) for x in xs)
             raw = _raw_grads(_raw_grads(gs, xs, us, True), us, vs, create_graph)
             missing = _DOUBLE_BACK_TRICK
         for i, (r, x) in enumerate(zip(raw, xs)):

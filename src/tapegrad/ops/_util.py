@@ -4,10 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _make, _wrap_dim  # noqa: F401
+from .._tensor import Tensor, _make, _wrap_dim, _zeros_of  # noqa: F401
 
 _nd = np.ndarray
-_HALF = np.dtype(np.float16)
+_HALF, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def need_float(dtype, kernel):
+    """torch's NotImplementedError for a kernel (named as torch names it, e.g. "elu_cpu") that has
+    no integer or bool version, for an input of NumPy ``dtype``."""
+    if dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_dtype.scalar_name(dtype)}'")
 
 
 def sum_array(x, axis=None, keepdims=False, dtype=None):

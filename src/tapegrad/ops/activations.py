@@ -25,7 +25,7 @@ from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from . import inplace as _inplace_mod
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim
+from ._util import Tensor, _make, _wrap_dim, _zeros_of, need_float
 from .nn_ops import _softmax_dim, softmax
 from .pointwise import _F32, _HALF, Neg, sigmoid, tanh, where
 
@@ -44,12 +44,6 @@ def _c(v, dt):
     return dt.type(v)
 
 
-def _need_float(x, kernel):
-    """torch's NotImplementedError for a kernel with no integer / bool version."""
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(x.dtype)}\'')
-
-
 def _number(v, op_name, arg):
     """A Scalar argument: a Python number, a NumPy scalar or a one-element tensor, as a Python
     number (TypeError otherwise, as torch)."""
@@ -62,12 +56,6 @@ def _number(v, op_name, arg):
     if isinstance(v, Tensor) and v._data.size == 1:
         return v._data.item()
     raise TypeError(f"{op_name}(): argument '{arg}' must be Number, not {type(v).__name__}")
-
-
-def _zeros(x):
-    """torch's ``zeros_like(grad)`` for an input whose derivative is zero almost everywhere: a
-    gradient (connected, so autograd.grad returns zeros rather than None)."""
-    return _make(np.zeros(x._data.shape, x._data.dtype))
 
 
 def _mask(x, fn):
@@ -109,7 +97,7 @@ def _tensor_arg(x, op_name):
 
 # ---- leaky_relu ---------------------------------------------------------------------------------
 def _leaky_array(x, slope):
-    _need_float(x, "leaky_relu_cpu")
+    need_float(x.dtype, "leaky_relu_cpu")
 
     def f(a):
         return np.where(a > 0, a, a * _c(slope, a.dtype))
@@ -173,7 +161,7 @@ class LeakyReluGrad(ArrayFunction, name="LeakyReluBackwardBackward0"):
     def backward(ctx, gg):
         x, = ctx.saved_tensors
         return (LeakyReluGrad.apply(gg, x, ctx.slope, ctx.is_result) if ctx.needs(0) else None,
-                _zeros(x) if ctx.needs(1) else None, None, None)
+                _zeros_of(x) if ctx.needs(1) else None, None, None)
 
 
 # ---- elu, selu, celu ----------------------------------------------------------------------------
@@ -182,7 +170,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _elu_array(x, alpha, scale, input_scale, kernel="elu_cpu"):
-    _need_float(x, kernel)
+    need_float(x.dtype, kernel)
 
     def f(a):
         dt = a.dtype
@@ -321,7 +309,7 @@ class EluGrad(ArrayFunction, name="EluBackwardBackward0"):
 
 # ---- silu, mish ---------------------------------------------------------------------------------
 def _silu_array(x):
-    _need_float(x, "silu_cpu")
+    need_float(x.dtype, "silu_cpu")
 
     def f(a):
         with np.errstate(over="ignore"):
@@ -353,7 +341,7 @@ class Silu(ArrayFunction, name="SiluBackward0"):
 
 
 def _mish_array(x):
-    _need_float(x, "mish_cpu")
+    need_float(x.dtype, "mish_cpu")
 
     def f(a):
         with np.errstate(over="ignore"):
@@ -387,7 +375,7 @@ class Mish(ArrayFunction, name="MishBackward0"):
 
 # ---- softplus -----------------------------------------------------------------------------------
 def _softplus_array(x, beta, threshold):
-    _need_float(x, "softplus_cpu")
+    need_float(x.dtype, "softplus_cpu")
 
     def f(a):
         dt = a.dtype
@@ -505,12 +493,12 @@ class HardtanhGrad(ArrayFunction, name="HardtanhBackwardBackward0"):
     def backward(ctx, gg):
         x, = ctx.saved_tensors
         return (HardtanhGrad.apply(gg, x, *ctx.bounds) if ctx.needs(0) else None,
-                _zeros(x) if ctx.needs(1) else None, None, None)
+                _zeros_of(x) if ctx.needs(1) else None, None, None)
 
 
 # ---- hardsigmoid, hardswish ---------------------------------------------------------------------
 def _hardsigmoid_array(x):
-    _need_float(x, "hardsigmoid_cpu")
+    need_float(x.dtype, "hardsigmoid_cpu")
 
     def f(a):
         dt = a.dtype
@@ -556,7 +544,7 @@ class HardsigmoidGrad(ArrayFunction, name="NotImplemented"):
 
 
 def _hardswish_array(x):
-    _need_float(x, "hardswish_cpu")
+    need_float(x.dtype, "hardswish_cpu")
 
     def f(a):
         dt = a.dtype
@@ -606,7 +594,7 @@ class HardswishGrad(ArrayFunction, name="HardswishBackwardBackward0"):
 
 # ---- logsigmoid ---------------------------------------------------------------------------------
 def _logsigmoid_array(x):
-    _need_float(x, "log_sigmoid_cpu")
+    need_float(x.dtype, "log_sigmoid_cpu")
 
     def f(a):
         return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
@@ -696,7 +684,7 @@ class ThresholdGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
     def backward(ctx, gg):
         x, = ctx.saved_tensors
         return (ThresholdGrad.apply(gg, x, ctx.th) if ctx.needs(0) else None,
-                _zeros(x) if ctx.needs(1) else None, None)
+                _zeros_of(x) if ctx.needs(1) else None, None)
 
 
 # ---- softshrink, hardshrink ---------------------------------------------------------------------
@@ -761,7 +749,7 @@ class ShrinkGrad(ArrayFunction, name="SoftshrinkBackwardBackward0"):
     def backward(ctx, gg):
         x, = ctx.saved_tensors
         return (type(ctx)._forward_cls.apply(gg, x, ctx.lambd) if ctx.needs(0) else None,
-                _zeros(x) if ctx.needs(1) else None, None)
+                _zeros_of(x) if ctx.needs(1) else None, None)
 
 
 class HardshrinkGrad(ShrinkGrad, name="HardshrinkBackwardBackward0"):
@@ -1194,7 +1182,7 @@ def glu(input, dim=-1):
     if x.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{x.shape[d]} (glu: the input is split in two halves along dim)")
-    _need_float(x, "glu_cpu")
+    need_float(x.dtype, "glu_cpu")
     return Glu.apply(input, d)
 
 
@@ -1220,7 +1208,7 @@ def softshrink(input, lambd=0.5):
     input = _tensor_arg(input, "softshrink")
     lam = _number(lambd, "softshrink", "lambd")
     x = input._data
-    _need_float(x, "softshrink_check")
+    need_float(x.dtype, "softshrink_check")
     top = float(np.finfo(x.dtype).max)
     if not 0 <= lam <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
@@ -1236,7 +1224,7 @@ def hardshrink(input, lambd=0.5):
     is allowed, as torch: nothing is zeroed)."""
     input = _tensor_arg(input, "hardshrink")
     lam = _number(lambd, "hardshrink", "lambd")
-    _need_float(input._data, "hardshrink_cpu")
+    need_float(input._data.dtype, "hardshrink_cpu")
     return Hardshrink.apply(input, lam)
 
 
@@ -1268,7 +1256,7 @@ def prelu(input, weight):
     if w.size != 1 and w.size != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {w.size} and channel size = {channels}.")
-    _need_float(x, "prelu_cpu")
+    need_float(x.dtype, "prelu_cpu")
     if x.ndim >= 2:
         weight = weight.view((w.size,) + (1,) * (x.ndim - 2))
     elif w.ndim != x.ndim:

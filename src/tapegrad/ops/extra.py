@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, dims, sum_array, to_float
+from ._util import Tensor, _make, _wrap_dim, _zeros_of, dims, sum_array, to_float
 from .reduction import (ExtremumAll, IndexSelectScatter, _all_if_empty, _expand_back,
                         _return_type, _sum_dtype, _var_args, _var_backward, _var_numpy)
 
@@ -424,7 +424,7 @@ class Cummax(ArrayFunction, name="CummaxBackward0"):
         i, = ctx.saved_tensors
         if g._data.ndim == 0:
             return g, None
-        zeros = _make(np.zeros(g._data.shape, g._data.dtype))
+        zeros = _zeros_of(g)
         return scatter_add(zeros, ctx.axis, i, g), None
 
 

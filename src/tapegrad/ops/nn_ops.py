@@ -264,8 +264,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
     nd = input._data.ndim
     if nd == 0:
-        raise ValueError(f"nll_loss: expected input of at least 1 dimension ((C,), (N, C) or "
-                         f"(N, C, d1, ...)), got a 0-d input")
+        raise ValueError("nll_loss: expected input of at least 1 dimension ((C,), (N, C) or "
+                         "(N, C, d1, ...)), got a 0-d input")
     ishape, tshape = input._data.shape, target._data.shape
     n = ishape[0] if nd >= 2 else 1
     if (nd >= 2 and tshape[:1] != (n,)) or (nd == 1 and tshape != ()):

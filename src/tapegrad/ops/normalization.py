@@ -47,7 +47,8 @@ import numbers
 import numpy as np
 
 from .._dtype import scalar_name
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, _zeros_of
+from ._util import _F32, _HALF, need_float
 from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
@@ -55,8 +56,6 @@ from ._registry import op
 from .inplace import bump as _bump
 from .losses import AddScalar
 
-_HALF = np.dtype(np.float16)
-_F32 = np.dtype(np.float32)
 
 
 # ---- argument checks ----------------------------------------------------------------------------
@@ -68,13 +67,6 @@ def _need_tensor(value, name, pos, op_name, optional=True):
     if not isinstance(value, Tensor):
         raise TypeError(f"{op_name}(): argument '{name}' (position {pos}) must be Tensor, not "
                         f"{type(value).__name__}")
-
-
-def _need_float(x, kernel):
-    """NotImplementedError naming torch's kernel for a non-floating input (as torch)."""
-    dt = x._data.dtype
-    if dt.kind != "f":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(dt)}'")
 
 
 def _check_param_dtypes(x, *params, op_name):
@@ -168,10 +160,6 @@ def _affine_out(x, mean, rstd, w, b, wshape):
     return y.astype(x.dtype, copy=False)
 
 
-def _zeros_like(t):
-    return _make(np.zeros(t._data.shape, t._data.dtype))
-
-
 def _psum(t, paxes):
     """``t`` summed over ``paxes`` (the axes a weight is broadcast on); ``t`` itself when there
     are none (a layer_norm whose normalized_shape is the whole input: Tensor.sum(()) would sum
@@ -225,8 +213,8 @@ class _NormGrad(ArrayFunction):
         u, v, z = (next(it) if m else None for m in ctx.mask)
         need_g, need_x, need_w = ctx.needs(0), ctx.needs(1), ctx.needs(2)
         if x.numel() == 0:      # empty groups: every sum is 0 (and no mean of an empty slice)
-            return (_zeros_like(g) if need_g else None, _zeros_like(x) if need_x else None,
-                    _zeros_like(w) if need_w and w is not None else None,
+            return (_zeros_of(g) if need_g else None, _zeros_of(x) if need_x else None,
+                    _zeros_of(w) if need_w and w is not None else None,
                     None, None, None, None)
 
         def E(t):
@@ -345,7 +333,7 @@ def _layer_norm(input, normalized_shape, weight, bias, eps, op_name):
     _need_tensor(weight, "weight", 3, op_name)
     _need_tensor(bias, "bias", 4, op_name)
     _check_normalized_shape(input, shape, weight, bias, star=True)
-    _need_float(input, "LayerNormKernelImpl")
+    need_float(input._data.dtype, "LayerNormKernelImpl")
     _check_param_dtypes(input, weight, bias, op_name=op_name)
     return NativeLayerNorm.apply(input, weight, bias, len(shape), float(eps))
 
@@ -458,7 +446,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
                 raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
                                    f"respect to argument '{name}'. This input cannot have "
                                    f"requires_grad True.")
-    _need_float(input, "batch_norm")
+    need_float(input._data.dtype, "batch_norm")
     _check_param_dtypes(input, weight, bias, running_mean, running_var, op_name=op_name)
     return NativeBatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training),
                                  momentum, float(eps))
@@ -583,7 +571,7 @@ def _group_norm(input, num_groups, weight, bias, eps, op_name):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape "
                                f"{list(p._data.shape)} and input of shape {list(xs)}")
-    _need_float(input, "GroupNormKernelImpl")
+    need_float(input._data.dtype, "GroupNormKernelImpl")
     _check_param_dtypes(input, weight, bias, op_name=op_name)
     return NativeGroupNorm.apply(input, weight, bias, g, float(eps))
 
@@ -664,7 +652,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = _shape_list(normalized_shape, "rms_norm")
     _need_tensor(weight, "weight", 3, "rms_norm")
     _check_normalized_shape(input, shape, weight, None, star=False)
-    _need_float(input, "rms_norm")
+    need_float(input._data.dtype, "rms_norm")
     xd = input._data.dtype
     x = input.float() if xd == _HALF else input
     if eps is None:

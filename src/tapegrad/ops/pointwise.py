@@ -13,8 +13,8 @@ from ..autograd.function import NULL_CTX, ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
-from ._util import (_OPERAND_TYPES, Tensor, _make, broadcast_error, check_operand, coerce_operand,
-                    float_result, promote, to_float, weak_scalar)
+from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _zeros_of, broadcast_error,
+                    check_operand, coerce_operand, float_result, promote, to_float, weak_scalar)
 
 _nd = np.ndarray
 
@@ -174,7 +174,7 @@ class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
         e = ctx.exponent
         if e == 0:
             # torch returns zeros_like(x): not connected to g's graph
-            return _make(np.zeros(g._data.shape, g._data.dtype)), None
+            return _zeros_of(g), None
         # (x ** 1 for e == 2 too, as torch: its own derivative stays connected to x)
         return g * e * x ** (e - 1), None
 
@@ -364,7 +364,6 @@ def _not_ones(g, strides):
     return not strides or any(strides) or not g.size or g.flat[0] != 1
 
 
-_HALF, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 # (y of tanh/sigmoid is always floating)
 _ONE = {np.dtype(t): weak_scalar(1.0, np.dtype(t)) for t in (np.float16, np.float32, np.float64)}

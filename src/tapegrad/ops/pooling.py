@@ -28,11 +28,9 @@ import numpy as np
 from .._dtype import scalar_name
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import Tensor, _make
+from ._util import _F32, _HALF, Tensor, _make
 from .nn_ops import max_pool2d
 
-_F32 = np.dtype(np.float32)
-_HALF = np.dtype(np.float16)
 
 
 def _check_tensor(input, name):
