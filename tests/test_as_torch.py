@@ -71,3 +71,12 @@ def test_install_and_uninstall_in_process():
             "a.uninstall(); assert not a.installed(); print('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "ok", r.stderr
+
+
+def test_install_ignores_a_failed_torch_import_entry():
+    # a failed `import torch.x` leaves None in sys.modules: not a loaded torch
+    code = ("import sys; sys.modules['torch.fake'] = None\n"
+            "import tapegrad.as_torch as a; a.install(); import torch, tapegrad\n"
+            "assert torch is tapegrad; print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "ok", r.stderr

@@ -625,3 +625,12 @@ def test_scatter_ops_gradcheck_without_torch():
             return a.scatter_reduce(0, idx, b[:2], red, include_self=False)
         assert gradcheck(f, (x, v))
         assert gradgradcheck(f, (x, v))
+
+
+@pytest.mark.parametrize("name", ["isinf", "isposinf", "isneginf"])
+def test_inf_tests_refuse_a_non_tensor_as_torch(name):
+    with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'input'"):
+        getattr(tg, name)([1.0])
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError):
+        getattr(torch, name)([1.0])

@@ -59,8 +59,9 @@ def install():
     torch is already imported: the two cannot share a process."""
     if installed():
         return
-    real = [m for m in sys.modules if (m == "torch" or m.startswith("torch."))
-            and not getattr(sys.modules[m], "__name__", "").startswith("tapegrad")]
+    # (a None entry is a failed import, not a loaded module)
+    real = [m for m, mod in sys.modules.items() if (m == "torch" or m.startswith("torch."))
+            and mod is not None and not getattr(mod, "__name__", "").startswith("tapegrad")]
     if real:
         raise RuntimeError("tapegrad.as_torch.install(): the real torch is imported already; "
                            "install the alias before anything imports torch")

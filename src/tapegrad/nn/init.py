@@ -116,9 +116,10 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill with samples from N(mean, std**2) truncated to [a, b] (values outside are redrawn);
     returns tensor, same shape and dtype. Works best when a <= mean <= b; warns (UserWarning)
-    when mean is more than 2 std outside [a, b], as torch. Like torch: normal draws with
-    rejection when [a, b] holds more than 30% of the mass, uniform draws on [a, b] with
-    rejection otherwise (so any interval works). NotImplementedError for a non-floating tensor;
+    when mean is more than 2 std outside [a, b], as torch. The same distribution as torch's, drawn
+    differently: torch maps uniform draws through the inverse normal CDF; here normal draws are
+    rejected and redrawn when [a, b] holds more than 30% of the mass, uniform draws on [a, b]
+    with rejection otherwise (so any interval works). NotImplementedError for a non-floating tensor;
     ZeroDivisionError for std=0 (as torch). Streams differ from torch's."""
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -163,10 +164,12 @@ def constant_(tensor, val):
 
 
 def ones_(tensor):
+    """Fill ``tensor`` with ones in place (not recorded); returns it. As :func:`constant_`."""
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor):
+    """Fill ``tensor`` with zeros in place (not recorded); returns it. As :func:`constant_`."""
     return constant_(tensor, 0.0)
 
 

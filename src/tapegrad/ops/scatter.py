@@ -2040,21 +2040,25 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 @op("isinf")
 def isinf(input):
-    """Elementwise test for +inf or -inf: a bool tensor (False for integer inputs), no
-    gradient."""
-    return _make(np.isinf(input._data))
+    """Elementwise test for +inf or -inf: a bool tensor of input's shape (False for integer
+    inputs), no gradient. TypeError for a non-Tensor input, as torch."""
+    return _make(np.isinf(_need_tensor(input, "isinf", "input", 1)._data))
 
 
 @op("isposinf")
 def isposinf(input):
-    """Elementwise test for +inf: a bool tensor, no gradient."""
+    """Elementwise test for +inf: a bool tensor of input's shape, no gradient. TypeError for a
+    non-Tensor input, as torch."""
+    _need_tensor(input, "isposinf", "input", 1)
     return _make(np.isposinf(input._data) if input._data.dtype.kind == "f"
                  else np.zeros(input._data.shape, bool))
 
 
 @op("isneginf")
 def isneginf(input):
-    """Elementwise test for -inf: a bool tensor, no gradient."""
+    """Elementwise test for -inf: a bool tensor of input's shape, no gradient. TypeError for a
+    non-Tensor input, as torch."""
+    _need_tensor(input, "isneginf", "input", 1)
     return _make(np.isneginf(input._data) if input._data.dtype.kind == "f"
                  else np.zeros(input._data.shape, bool))
 
