@@ -39,7 +39,7 @@ from ..autograd.function import ArrayFunction
 from ..autograd.graph import user_stacklevel
 from ._registry import op
 from ._util import Tensor, _make, broadcast_error, promote
-from .nn_ops import _check_reduction, _reduction_hint
+from .nn_ops import _check_reduction, _reduce_array, _reduction_hint
 from .pointwise import exp, log
 from .scatter import Xlogy
 
@@ -179,18 +179,6 @@ def _reduce(loss, reduction):
     return loss
 
 
-def _reduce_values(loss, reduction):
-    """An elementwise loss array reduced by 'none', 'sum' or 'mean' in its own dtype; the mean
-    of no elements is nan (without NumPy's warning), as torch."""
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return np.asarray(loss.sum(), loss.dtype)
-    if loss.size == 0:
-        return np.asarray(np.nan, loss.dtype)
-    return np.asarray(loss.mean(), loss.dtype)
-
-
 def _float_operands(input, target, kernel, op_name):
     """The common dtype of an elementwise loss kernel over ``input`` and ``target`` (torch's
     promotion); NotImplementedError, in torch's words, when it is not floating."""
@@ -241,7 +229,7 @@ class SmoothL1Loss(ArrayFunction, name="SmoothL1LossBackward0"):
         ad = np.abs(d)
         with np.errstate(invalid="ignore", over="ignore"):
             loss = np.where(ad < beta, d * d * (0.5 / beta), ad - 0.5 * beta)
-        return _reduce_values(loss.astype(d.dtype, copy=False), reduction)
+        return _reduce_array(loss.astype(d.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, g):
@@ -268,7 +256,7 @@ class HuberLoss(ArrayFunction, name="HuberLossBackward0"):
         ad = np.abs(d)
         with np.errstate(invalid="ignore", over="ignore"):
             loss = np.where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
-        return _reduce_values(loss.astype(x.dtype, copy=False), reduction)
+        return _reduce_array(loss.astype(x.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, g):

@@ -54,10 +54,15 @@ def _reduction_hint(op_name):
 
 
 def _reduce_array(loss, reduction):
-    """An elementwise loss array reduced by 'none' (itself), 'sum' or 'mean', keeping its dtype."""
+    """An elementwise loss array reduced by 'none' (itself), 'sum' or 'mean', keeping its dtype;
+    the mean of no elements is nan (without NumPy's warning), as torch."""
     if reduction == "none":
         return loss
-    return np.asarray(loss.sum() if reduction == "sum" else loss.mean(), loss.dtype)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), loss.dtype)
+    if loss.size == 0:
+        return np.asarray(np.nan, loss.dtype)
+    return np.asarray(loss.mean(), loss.dtype)
 
 
 _SHORT_AXIS = 32
