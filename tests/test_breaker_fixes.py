@@ -460,3 +460,13 @@ def test_diagflat_row_stack_graph_torch(torch):
             fn = fn.next_functions[0][0] if fn.next_functions else None
         return y, r, g, tuple(names), type(r.grad_fn).__name__
     _compare(torch, f)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("fn", ["binary_cross_entropy", "smooth_l1_loss", "huber_loss",
+                                "l1_loss", "mse_loss"])
+def test_mean_of_an_empty_loss_is_nan_without_a_warning(fn):
+    x = tg.zeros(0, requires_grad=True)
+    assert np.isnan(float(getattr(tg.nn.functional, fn)(x, tg.zeros(0)).detach()))
+    torch = pytest.importorskip("torch")
+    assert np.isnan(float(getattr(torch.nn.functional, fn)(torch.zeros(0), torch.zeros(0))))
