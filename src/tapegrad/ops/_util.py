@@ -10,6 +10,14 @@ _nd = np.ndarray
 _HALF, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 
 
+def _half_in_f32(fn, *arrays):
+    """``fn(*arrays)`` computed in float32 and rounded once to float16 when any array is float16
+    (torch's CPU kernels compute half in float); otherwise as is. Always an ndarray."""
+    if any(a.dtype == _HALF for a in arrays):
+        return np.asarray(fn(*(a.astype(_F32) for a in arrays))).astype(_HALF)
+    return np.asarray(fn(*arrays))
+
+
 def need_float(dtype, kernel):
     """torch's NotImplementedError for a kernel (named as torch names it, e.g. "elu_cpu") that has
     no integer or bool version, for an input of NumPy ``dtype``."""

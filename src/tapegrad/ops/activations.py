@@ -25,20 +25,12 @@ from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from . import inplace as _inplace_mod
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, _zeros_of, need_float
+from ._util import _F32, _HALF, Tensor, _half_in_f32, _make, _wrap_dim, _zeros_of, need_float
 from .nn_ops import _softmax_dim, softmax
-from .pointwise import _F32, _HALF, Neg, sigmoid, tanh, where
+from .pointwise import Neg, sigmoid, tanh, where
 
 
 # ---- helpers ------------------------------------------------------------------------------------
-def _half_in_f32(fn, *arrays):
-    """``fn(*arrays)`` computed in float32 and rounded once to float16 when any array is float16
-    (torch's CPU kernels compute half in float); otherwise as is. Always an ndarray."""
-    if any(a.dtype == _HALF for a in arrays):
-        return np.asarray(fn(*(a.astype(_F32) for a in arrays))).astype(_HALF)
-    return np.asarray(fn(*arrays))
-
-
 def _c(v, dt):
     """The number ``v`` as a scalar of float dtype ``dt`` (the precision torch's kernel uses)."""
     return dt.type(v)

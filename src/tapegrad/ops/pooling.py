@@ -28,7 +28,7 @@ import numpy as np
 from .._dtype import scalar_name
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import _F32, _HALF, Tensor, _make
+from ._util import Tensor, _half_in_f32, _make
 from .nn_ops import max_pool2d
 
 
@@ -340,12 +340,11 @@ class _SeparablePoolGrad(ArrayFunction):
 
 
 def _sep(x, a, b):
-    half = x.dtype == _HALF
-    if half:
-        x = x.astype(_F32)
-    a, b = a.astype(x.dtype, copy=False), b.astype(x.dtype, copy=False)
-    y = np.matmul(a, np.matmul(x, b.T))
-    return y.astype(_HALF) if half else y
+    """``a @ x @ b.T`` in x's dtype (float16 computed in float32, rounded once)."""
+    def prod(x):
+        return np.matmul(a.astype(x.dtype, copy=False),
+                         np.matmul(x, b.astype(x.dtype, copy=False).T))
+    return _half_in_f32(prod, x)
 
 
 class AvgPool2D(_SeparablePool, name="AvgPool2DBackward0"):
