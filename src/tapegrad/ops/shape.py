@@ -103,18 +103,24 @@ def view(input, *shape):
     return View.apply(input, shape)
 
 
+# reshape(copy=False) (NumPy 2.1+) says whether strides allow a view; before it, setting .shape
+# (deprecated since NumPy 2.5) was the way
+_RESHAPE_COPY_ARG = np.lib.NumpyVersion(np.__version__) >= "2.1.0"
+
+
 def _viewable(arr, shape):
     """Whether ``arr`` can take ``shape`` without a copy (its strides allow it)."""
-    try:
-        arr.reshape(shape, copy=False)      # (NumPy >= 2.1)
-    except ValueError:
-        return False
-    except TypeError:   # older NumPy has no copy argument: setting the shape fails the same way
-        probe = arr.view()
+    if _RESHAPE_COPY_ARG:
         try:
-            probe.shape = shape
-        except AttributeError:
+            arr.reshape(shape, copy=False)
+        except ValueError:
             return False
+        return True
+    probe = arr.view()
+    try:
+        probe.shape = shape
+    except AttributeError:
+        return False
     return True
 
 
