@@ -28,13 +28,14 @@ class Tensor:
     ``is_leaf``, ``dtype``, ``shape``. Make tensors with :func:`tapegrad.tensor` and the factories.
     """
 
-    # the three attributes every op touches are slots; the rest are class-level defaults that an
-    # instance overrides in its own dict only when set (most tensors never set them)
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "__dict__", "__weakref__")
-    _output_nr = 0
+    # the attributes every op reads are slots (``_base``: the tensor a view was taken from;
+    # ``_output_nr``: which output of grad_fn this is); the rest are class-level defaults that an
+    # instance overrides in its own dict only when set (most tensors never set them). Reading a
+    # class default through an instance is not specialised by CPython 3.11, a slot is.
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_base", "_output_nr", "__dict__",
+                 "__weakref__")
     _grad = None
     _vc = None      # VersionCounter, shared by views; created on first need
-    _base = None    # the tensor a view was taken from
     _view_chain = ()  # ((view Function, extra args), ...) re-deriving this view from _base
     _view_version = 0  # the storage version this view's history was recorded at
     _acc = None     # weakref to this leaf's AccumulateGrad
@@ -530,6 +531,8 @@ def _init(t, arr):
     t._data = arr
     t._requires_grad = False
     t.grad_fn = None
+    t._base = None
+    t._output_nr = 0
     if _grad_state.inference:
         t._extra = {"inference": True}
 
@@ -550,6 +553,8 @@ def _make(arr, vc=None):
     t._data = arr
     t._requires_grad = False
     t.grad_fn = None
+    t._base = None
+    t._output_nr = 0
     if vc is not None:
         t._vc = vc
     if _grad_state.inference:

@@ -16,8 +16,9 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from .grad_mode import no_grad
+from .grad_mode import modes as _modes
 from .grad_mode import state as _state
-from .graph import FREED, Node, VersionCounter, _in_pkg, format_where, user_frame
+from .graph import FREED, Node, VersionCounter, _in_pkg, format_where, new_node, user_frame
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -125,6 +126,9 @@ class Function:
         cls._backward_cls = type(node_name, (BackwardNode,), attrs)
         if view is not None:
             cls._view = view
+        # what ArrayFunction.apply reads on every call, in one class attribute: a class attribute
+        # load is not specialised by CPython 3.11, so one load instead of three or four
+        cls._hot = (cls._backward_cls, cls.forward, cls._view)
 
     @staticmethod
     def forward(ctx, *args):
@@ -148,7 +152,7 @@ class Function:
                 if isinstance(a, Tensor) and a._requires_grad:
                     with_grad = True
                     break
-        ctx = cls._backward_cls() if with_grad else BackwardNode()
+        ctx = new_node(cls._backward_cls if with_grad else BackwardNode)
         if with_grad:
             ctx._edges = make_edges(args)   # needs_input_grad is readable inside forward
             # saved nothing yet: still freed by a backward, as torch (then saved_tensors raises)
@@ -187,7 +191,8 @@ class ArrayFunction(Function):
     def apply(cls, *args):
         arrays = []
         rec = False
-        mode = _state.record    # (None in inference mode)
+        # (None in inference mode; the thread-local read only once some thread changed a mode)
+        mode = _state.record if _modes.changed else True
         if mode:
             edges = []
             stale = False
@@ -220,16 +225,17 @@ class ArrayFunction(Function):
             # inside backward (or no_grad): nothing to record, so no edges to make
             for a in args:
                 arrays.append(a._data if isinstance(a, Tensor) else a)
+        node_cls, forward, view = cls._hot
         if rec:
             # recording, the per-op hot path: inline, and the node is built without __init__
-            ctx = _new(cls._backward_cls)
+            ctx = node_cls()    # (its fields are all set just below)
             ctx._seq = _next_seq()
             ctx._saved = None
             # edges before forward, so it can save only what the needed gradients use
             # (ctx.needs(i))
             ctx._edges = edges
             try:
-                out = cls.forward(ctx, *arrays)
+                out = forward(ctx, *arrays)
             except ValueError as e:
                 raise forward_error(cls, args, e) from None
             if type(out) is tuple:
@@ -247,6 +253,8 @@ class ArrayFunction(Function):
                 out = arr
             t = _new(Tensor)
             t._data = out
+            t._base = None
+            t._output_nr = 0
             if ctx._special is None:
                 if out.dtype.kind == "f":
                     t.grad_fn = ctx
@@ -261,7 +269,7 @@ class ArrayFunction(Function):
             saved = ctx._saved
             # (a list is packed already: constants a forward saved)
             if type(saved) is tuple:
-                if len(saved) == 1 and saved[0] is out and not cls._view:
+                if len(saved) == 1 and saved[0] is out and not view:
                     # the usual single saved result (tanh, exp, sigmoid...): no search, and
                     # the source line probed inline: the op's caller's caller is usually the
                     # user's code
@@ -272,11 +280,11 @@ class ArrayFunction(Function):
                                    if _in_pkg.get(code.co_filename) is False else user_frame())]
                 else:
                     ctx._saved = _pack(ctx, saved, args, arrays, (t,))
-            if cls._view:
+            if view:
                 _share_version(t, cls, args)
             return t
         try:
-            out = cls.forward(NULL_CTX, *arrays)
+            out = forward(NULL_CTX, *arrays)
         except ValueError as e:
             raise forward_error(cls, args, e) from None
         if type(out) is tuple:
@@ -288,9 +296,11 @@ class ArrayFunction(Function):
         t._data = out
         t._requires_grad = False
         t.grad_fn = None
+        t._base = None
+        t._output_nr = 0
         if mode is None:
             t._extra = {"inference": True}
-        if cls._view:
+        if view:
             _share_version(t, cls, args)
             _untracked_view(t, args[0])
         return t
@@ -581,14 +591,15 @@ def unpack_saved(node):
             t = _new(Tensor)
             t._data = arr
             t._vc = vc
+            t._base = None
             # (a saved result is a normal tensor, even unpacked in inference mode: as torch)
             if arr.dtype.kind == "f":
                 t.grad_fn = node
-                if e[4]:    # (a second attribute in the instance dict costs as much as the rest)
-                    t._output_nr = e[4]
+                t._output_nr = e[4]
                 t._requires_grad = True
             else:
                 t.grad_fn = None
+                t._output_nr = 0
                 t._requires_grad = False
             out.append(t)
         elif kind == "i":

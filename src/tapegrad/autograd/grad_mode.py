@@ -42,11 +42,39 @@ class _State(threading.local):
 state = _State()
 
 
+class _Modes:
+    """Process-wide summary of the thread-local modes: ``changed`` is False while every thread is
+    in the default modes (grad on, inference off), so an op outside any grad-mode block learns
+    that it records from one plain read, skipping the ``threading.local`` lookup (about 50 ns, a
+    few percent of a small op)."""
+
+    __slots__ = ("changed", "threads", "lock")
+
+    def __init__(self):
+        self.changed = False
+        self.threads = set()    # idents of the threads not in the default modes
+        self.lock = threading.Lock()
+
+
+modes = _Modes()
+
+
 def set_state(grad_enabled: bool, inference: bool):
     """Set this thread's grad mode and inference mode (and so whether ops are recorded)."""
     state.grad_enabled = grad_enabled
     state.inference = inference
     state.record = None if inference else grad_enabled
+    default = grad_enabled and not inference
+    me = threading.get_ident()
+    if default != (me not in modes.threads):
+        with modes.lock:
+            if default:
+                modes.threads.discard(me)
+            else:
+                modes.threads.add(me)
+            # (a thread that ends inside a mode block stays counted: ops then take the
+            # thread-local read, which is right, only slower)
+            modes.changed = bool(modes.threads)
 
 
 def is_grad_enabled() -> bool:

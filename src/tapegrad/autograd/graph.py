@@ -175,10 +175,8 @@ class Node:
     _out_meta = None
     _special = None
 
-    def __init__(self):
-        self._edges = ()
-        self._seq = next(_seq)
-        self._saved = None
+    # (no __init__: calling a class that has none is the cheapest way to make an object, and a
+    # recorded op makes one; whoever makes a node sets _edges, _seq and _saved, see new_node)
 
     def name(self) -> str:
         return type(self).__name__
@@ -214,6 +212,15 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+def new_node(cls):
+    """A node of class ``cls`` without edges or saved tensors, numbered in creation order."""
+    node = cls()
+    node._edges = ()
+    node._seq = next(_seq)
+    node._saved = None
+    return node
 
 
 class AccumulateGrad(Node):

@@ -69,6 +69,9 @@ class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=2):
         return -g, None
 
 
+_MUL_SAVED: dict = {}
+
+
 class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
     """a * b. derivatives.yaml: self: grad * other; other: grad * self."""
 
@@ -77,8 +80,17 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
         if ctx is not NULL_CTX:
             if type(b) is not _nd:
                 # times a number: only a's gradient is needed, and it needs the number, stored
-                # packed (a constant has no version to check)
-                ctx._saved = [None, ("c", b)]
+                # packed (a constant has no version to check); one shared list per float, as a
+                # fresh list and tuple per op are two more objects for the garbage collector
+                # to scan (nothing writes a packed constant entry)
+                saved = _MUL_SAVED.get(b) if type(b) is float and b else None
+                if saved is None:
+                    saved = [None, ("c", b)]
+                    if type(b) is float and b:
+                        if len(_MUL_SAVED) > 512:   # varying numbers: stay bounded
+                            _MUL_SAVED.clear()
+                        _MUL_SAVED[b] = saved
+                ctx._saved = saved
             else:
                 # each gradient needs only the other operand: save just that (torch does the
                 # same, so changing an operand in place is an error only when its value is needed)
