@@ -587,3 +587,51 @@ def test_record_flag_stays_a_plain_attribute():
             assert tg.is_grad_enabled() and not grad_mode.state.record
     with tg.inference_mode(False):
         assert grad_mode.state.record
+
+
+def _other_thread_in_mode_case(lib, mode):
+    """While another thread sits inside ``mode()``, this thread (default modes) still records, and
+    the other thread records nothing; once it left, everything records again."""
+    entered, leave, seen = threading.Event(), threading.Event(), {}
+
+    def worker():
+        with mode():
+            x = lib.ones(2, requires_grad=True)
+            seen["inside"] = (x * 2).requires_grad
+            entered.set()
+            leave.wait(5)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    entered.wait(5)
+    x = lib.ones(2, requires_grad=True)
+    here = (x * 2).requires_grad, type((x * 2).grad_fn).__name__
+    leave.set()
+    t.join()
+    after = (x * 2).requires_grad
+    return seen["inside"], here, after
+
+
+@pytest.mark.parametrize("name", ["no_grad", "inference_mode"])
+def test_a_mode_in_another_thread_does_not_reach_this_one(name):
+    got = _other_thread_in_mode_case(tg, getattr(tg, name))
+    assert got == (False, (True, "MulBackward0"), True)
+    assert not grad_mode.modes.changed and not grad_mode.modes.threads
+    torch = _torch()
+    assert got == _other_thread_in_mode_case(torch, getattr(torch, name))
+
+
+def test_process_wide_mode_summary_follows_each_thread():
+    assert not grad_mode.modes.changed
+    with tg.no_grad():
+        assert grad_mode.modes.changed
+        with tg.enable_grad():
+            # (this thread is back in the default modes)
+            assert not grad_mode.modes.changed
+            assert (tg.ones(1, requires_grad=True) * 2).requires_grad
+        assert not (tg.ones(1, requires_grad=True) * 2).requires_grad
+    assert not grad_mode.modes.changed
+    with tg.inference_mode():
+        assert grad_mode.modes.changed
+        assert tg.ones(1).is_inference()
+    assert not grad_mode.modes.changed
