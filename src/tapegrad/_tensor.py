@@ -487,8 +487,8 @@ class Tensor:
             return _detached(self, None)
         vc = self._vc
         if vc is None:
-            from .autograd.graph import VersionCounter
-            vc = self._vc = VersionCounter()
+            from .autograd.graph import new_version_counter
+            vc = self._vc = new_version_counter()
         return _detached(self, vc)
 
     def detach_(self):

@@ -18,7 +18,8 @@ from .._tensor import Tensor, _make
 from .grad_mode import no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
-from .graph import FREED, Node, VersionCounter, _in_pkg, format_where, new_node, user_frame
+from .graph import (FREED, Node, VersionCounter, _in_pkg, format_where, new_node,
+                    new_version_counter, user_frame)
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -273,7 +274,9 @@ class ArrayFunction(Function):
                     # the usual single saved result (tanh, exp, sigmoid...): no search, and
                     # the source line probed inline: the op's caller's caller is usually the
                     # user's code
-                    vc = t._vc = VersionCounter()
+                    vc = t._vc = VersionCounter()   # (new_version_counter, inlined)
+                    vc.v = 0
+                    vc.where = None
                     f = _getframe(2)
                     code = f.f_code
                     ctx._saved = [("o", out, vc, 0, 0, (code, f.f_lasti)
@@ -338,7 +341,7 @@ def _share_version(view, cls, args):
     base = args[0]
     vc = base._vc
     if vc is None:
-        vc = base._vc = VersionCounter()
+        vc = base._vc = new_version_counter()
     view._vc = vc
     view._view_version = vc.v
     step = (cls, args[1:])
@@ -470,7 +473,7 @@ def _record_outputs(node, outputs, sp, user=False):
             # torch bumps a dirtied input once more when the Function returns it
             vc = o._vc
             if vc is None:
-                vc = o._vc = VersionCounter()
+                vc = o._vc = new_version_counter()
             vc.v += 1
         o.grad_fn = node
         o._output_nr = n
@@ -534,7 +537,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
             if isinstance(o, Tensor) and (item is o or item is o._data):
                 vc = o._vc
                 if vc is None:
-                    vc = o._vc = VersionCounter()
+                    vc = o._vc = new_version_counter()
                 if where is None:
                     where = user_frame()
                 saved.append(("o", o._data, vc, vc.v, j, where))

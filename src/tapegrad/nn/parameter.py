@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _init
-from ..autograd.graph import VersionCounter
+from ..autograd.graph import new_version_counter
 
 __all__ = ["Parameter"]
 
@@ -27,7 +27,7 @@ class Parameter(Tensor):
             arr = data._data
             vc = data._vc
             if vc is None:
-                vc = data._vc = VersionCounter()
+                vc = data._vc = new_version_counter()
         else:
             raise TypeError(f"Parameter(): data must be a Tensor or None, not "
                             f"{type(data).__name__} (wrap arrays with tapegrad.tensor first)")

@@ -22,7 +22,7 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, refresh
                                   refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import AccumulateGrad, VersionCounter, user_frame
+from ..autograd.graph import AccumulateGrad, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, broadcast_error, check_operand
@@ -151,7 +151,7 @@ def bump(x):
     .data of one, made outside inference mode, has one to read)."""
     vc = x._vc
     if vc is None:
-        vc = x._vc = VersionCounter()
+        vc = x._vc = new_version_counter()
     if x._extra is not None and _state.inference and x._extra.get("inference"):
         return vc
     vc.v += 1
@@ -247,7 +247,7 @@ def _alias(x):
     """A tensor standing for x's current (pre-write) value and history."""
     vc = x._vc
     if vc is None:
-        vc = x._vc = VersionCounter()
+        vc = x._vc = new_version_counter()
     return _with_history(_make(x._data, vc), x)
 
 

@@ -13,7 +13,7 @@ from ..autograd.function import NULL_CTX, ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
-from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _zeros_of, broadcast_error,
+from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
                     check_operand, coerce_operand, float_result, promote, to_float, weak_scalar)
 
 _nd = np.ndarray
@@ -25,6 +25,11 @@ class Add(ArrayFunction, name="AddBackward0", scalar_edges=2):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        if type(b) is float and type(a) is _nd and alpha == 1:
+            cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
+            w = None if cache is None else cache.get(b)
+            if w is not None:
+                return a + w
         a, b = promote(a, b)
         if alpha != 1:
             ctx.alpha = alpha
@@ -95,6 +100,13 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
                 # each gradient needs only the other operand: save just that (torch does the
                 # same, so changing an operand in place is an error only when its value is needed)
                 ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+        if type(b) is float and type(a) is _nd:
+            # promote's hottest case (a float array times a Python float seen before), inlined:
+            # the call costs more than the product itself
+            cache = _weak.get(a.dtype)
+            w = None if cache is None else cache.get(b)
+            if w is not None:
+                return a * w
         a, b = promote(a, b)
         return a * b
 
@@ -788,8 +800,10 @@ def square(input):
 
 
 def _unary(name, F, doc):
+    apply = F.apply     # (bound once: F.apply makes a new bound method on every read)
+
     def f(input):
-        return F.apply(input)
+        return apply(input)
     f.__name__ = name
     f.__qualname__ = name
     f.__doc__ = doc
