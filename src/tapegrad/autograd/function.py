@@ -236,7 +236,11 @@ class ArrayFunction(Function):
             # (ctx.needs(i))
             ctx._edges = edges
             try:
-                out = forward(ctx, *arrays)
+                # (one or two arguments, most ops: a call with them spelled out is specialised
+                # by CPython, a call with *arrays is not)
+                n = len(arrays)
+                out = forward(ctx, arrays[0]) if n == 1 else forward(ctx, arrays[0], arrays[1]) \
+                    if n == 2 else forward(ctx, *arrays)
             except ValueError as e:
                 raise forward_error(cls, args, e) from None
             if type(out) is tuple:
@@ -287,7 +291,9 @@ class ArrayFunction(Function):
                 _share_version(t, cls, args)
             return t
         try:
-            out = forward(NULL_CTX, *arrays)
+            n = len(arrays)     # (spelled out as above)
+            out = forward(NULL_CTX, arrays[0]) if n == 1 else \
+                forward(NULL_CTX, arrays[0], arrays[1]) if n == 2 else forward(NULL_CTX, *arrays)
         except ValueError as e:
             raise forward_error(cls, args, e) from None
         if type(out) is tuple:
