@@ -261,7 +261,8 @@ class ArrayFunction(Function):
             t._base = None
             t._output_nr = 0
             if ctx._special is None:
-                if out.dtype.kind == "f":
+                dt = out.dtype
+                if dt in _FLOAT_DTYPES or dt.kind == "f":
                     t.grad_fn = ctx
                     t._requires_grad = True
                 else:
@@ -317,6 +318,8 @@ class ArrayFunction(Function):
 
 _new = object.__new__
 _getframe = sys._getframe
+# (a set lookup answers "floating?" for the usual dtypes faster than reading dtype.kind)
+_FLOAT_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 _nd = np.ndarray
 _asarray = np.asarray
 _next_seq = _seq_counter.__next__
