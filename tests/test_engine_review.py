@@ -1,6 +1,7 @@
 """Gradient bookkeeping at the end of a backward, checked against torch: retained gradients with
 ``inputs=`` and in ``autograd.grad``, what ``create_graph=True`` stores in ``.grad``, and a
 gradient a hook kept."""
+import math
 import warnings
 
 import pytest
@@ -313,3 +314,39 @@ def _index_modified_before_backward(lib, op):
 def test_index_modified_in_place_before_backward_raises_as_torch(op):
     torch = pytest.importorskip("torch")
     assert _index_modified_before_backward(tg, op) == _index_modified_before_backward(torch, op)
+
+
+def _shared_multiplier_case(lib):
+    """Nodes that multiply by the same Python float share one saved entry: in-place products on
+    copies and a repeated backward still give torch's gradients, a graph freed by one backward
+    raises at the next, and a -0.0 multiplier keeps its sign in the gradient (not shared with
+    0.0)."""
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    a = x * 2.5
+    b = (x * 2.5).mul_(2.5)
+    c = a.clone().mul_(2.5) * 2.5
+    s = (a + b + c).sum()
+    s.backward(retain_graph=True)
+    first = x.grad.tolist()
+    s.backward()
+    second = x.grad.tolist()
+    try:
+        s.backward()
+        freed = None
+    except RuntimeError as e:
+        freed = type(e).__name__
+    signs = []
+    for m in (0.0, -0.0, 0.0):
+        w = lib.tensor([1.0], requires_grad=True)
+        (w * m).sum().backward()
+        signs.append(math.copysign(1.0, w.grad.item()))
+    return first, second, freed, signs
+
+
+def test_a_shared_multiplier_entry_gives_torch_gradients():
+    got = _shared_multiplier_case(tg)
+    # d/dx: 2.5 + 6.25 + 15.625 = 24.375
+    assert got[0] == [24.375, 24.375, 24.375] and got[1] == [48.75, 48.75, 48.75]
+    assert got[2] == "RuntimeError" and got[3] == [1.0, -1.0, 1.0]
+    torch = pytest.importorskip("torch")
+    assert got == _shared_multiplier_case(torch)
