@@ -4,6 +4,7 @@ gradient a hook kept."""
 import math
 import warnings
 
+import numpy as np
 import pytest
 
 import tapegrad as tg
@@ -350,3 +351,36 @@ def test_a_shared_multiplier_entry_gives_torch_gradients():
     assert got[2] == "RuntimeError" and got[3] == [1.0, -1.0, 1.0]
     torch = pytest.importorskip("torch")
     assert got == _shared_multiplier_case(torch)
+
+
+class _Half(float):
+    pass
+
+
+def _operand_case(lib, grad):
+    """+ and * with operands that are not tensors or plain numbers, recorded and not."""
+    x = lib.tensor([1.0, -2.0], requires_grad=True)
+    out = []
+    ctx = lib.enable_grad() if grad else lib.no_grad()
+    with ctx:
+        for other in (np.float32(2.5), np.int64(3), True, _Half(0.5)):
+            for r in (x * other, other * x, x + other, other + x):
+                out.append((r.tolist(), str(r.dtype), r.requires_grad))
+        for bad in (None, object(), "s"):
+            try:
+                x + bad
+                out.append("no error")
+            except TypeError:
+                out.append("TypeError")
+    return out
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_dunder_operands_as_torch(grad):
+    got = _operand_case(tg, grad)
+    assert got[-3:] == ["TypeError"] * 3
+    assert got[0] == ([2.5, -5.0], "tapegrad.float32", grad)
+    torch = pytest.importorskip("torch")
+    want = _operand_case(torch, grad)
+    assert [g if isinstance(g, str) else (g[0], g[1].replace("tapegrad", "torch"), g[2])
+            for g in got] == want

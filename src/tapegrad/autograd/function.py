@@ -127,9 +127,6 @@ class Function:
         cls._backward_cls = type(node_name, (BackwardNode,), attrs)
         if view is not None:
             cls._view = view
-        # what ArrayFunction.apply reads on every call, in one class attribute: a class attribute
-        # load is not specialised by CPython 3.11, so one load instead of three or four
-        cls._hot = (cls._backward_cls, cls.forward, cls._view)
 
     @staticmethod
     def forward(ctx, *args):
@@ -186,10 +183,26 @@ class Function:
 
 
 class ArrayFunction(Function):
-    """Base of the built-in ops: forward works on NumPy arrays and returns arrays."""
+    """Base of the built-in ops: forward works on NumPy arrays and returns arrays.
 
-    @classmethod
-    def apply(cls, *args):
+    Each subclass gets its own ``apply`` when it is created (:func:`_make_apply`): a function that
+    has the class's node type, forward and view flag at hand, where a classmethod would read them
+    from the class on every call (CPython 3.11 does not specialise that). Class keyword
+    ``operands=True`` (+ and *): ``apply`` is also the Tensor dunder, so it takes an operand as
+    the dunders do (a NumPy scalar as its Python number, an array as a tensor) and returns
+    NotImplemented for one it cannot take."""
+
+    def __init_subclass__(cls, operands: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.apply = staticmethod(_make_apply(cls, operands))
+
+
+def _make_apply(cls, operands):
+    """The ``apply`` of ArrayFunction subclass ``cls``: records the op (when grad mode is on and
+    an input requires grad) and runs its forward on the arrays."""
+    node_cls, forward, view = cls._backward_cls, cls.forward, cls._view
+
+    def apply(*args):
         arrays = []
         rec = False
         # (None in inference mode; the thread-local read only once some thread changed a mode)
@@ -213,6 +226,9 @@ class ArrayFunction(Function):
                     else:
                         edges.append(_NO_GRAD_EDGE)
                 else:
+                    if operands and type(a) is not float and type(a) is not int and \
+                            type(a) is not bool:
+                        return _operand_apply(apply, args)
                     arrays.append(a)
                     edges.append(None)
             if stale:
@@ -221,12 +237,17 @@ class ArrayFunction(Function):
                 for a in args:
                     if isinstance(a, Tensor):
                         refresh_if_stale(a)
-                return cls.apply(*args)
+                return apply(*args)
         else:
             # inside backward (or no_grad): nothing to record, so no edges to make
             for a in args:
-                arrays.append(a._data if isinstance(a, Tensor) else a)
-        node_cls, forward, view = cls._hot
+                if isinstance(a, Tensor):
+                    arrays.append(a._data)
+                else:
+                    if operands and type(a) is not float and type(a) is not int and \
+                            type(a) is not bool:
+                        return _operand_apply(apply, args)
+                    arrays.append(a)
         if rec:
             # recording, the per-op hot path: inline, and the node is built without __init__
             ctx = node_cls()    # (its fields are all set just below)
@@ -314,6 +335,29 @@ class ArrayFunction(Function):
             _share_version(t, cls, args)
             _untracked_view(t, args[0])
         return t
+
+    apply.__qualname__ = f"{cls.__qualname__}.apply"
+    apply.__doc__ = (f"Run {cls.__name__} on ``args`` (tensors, numbers, other arguments) and "
+                     f"return its result, recorded in the graph when grad mode is on and an input "
+                     f"requires grad.")
+    return apply
+
+
+def _operand_apply(apply, args):
+    """``apply`` of + or * given an operand that is neither a tensor nor a plain number: taken as
+    the dunders take it (a NumPy scalar as its Python number, an array as a tensor, an int or
+    float subclass as its plain value), or NotImplemented."""
+    from ..ops._util import coerce_operand
+    coerced = []
+    for a in args:
+        if not isinstance(a, Tensor) and type(a) not in (float, int, bool):
+            a = coerce_operand(a)
+            if a is None:
+                return NotImplemented
+            if not isinstance(a, Tensor):
+                a = bool(a) if isinstance(a, bool) else int(a) if isinstance(a, int) else float(a)
+        coerced.append(a)
+    return apply(*coerced)
 
 
 _new = object.__new__

@@ -20,7 +20,7 @@ _nd = np.ndarray
 
 
 # ---- arithmetic ---------------------------------------------------------------------------------
-class Add(ArrayFunction, name="AddBackward0", scalar_edges=2):
+class Add(ArrayFunction, name="AddBackward0", scalar_edges=2, operands=True):
     """a + alpha * b. derivatives.yaml: self: grad; other: grad * alpha."""
 
     @staticmethod
@@ -77,7 +77,7 @@ class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=2):
 _MUL_SAVED: dict = {}
 
 
-class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2):
+class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
     """a * b. derivatives.yaml: self: grad * other; other: grad * self."""
 
     @staticmethod
@@ -1019,10 +1019,10 @@ def _dunder(fn, reflected=False):
     return method
 
 
-# + and * go straight to their Function, skipping the public function's argument handling: they
-# are the hottest dunders (and commutative, so the reflected form is the same method)
-Tensor.__add__ = Tensor.__radd__ = _dunder(Add.apply)
-Tensor.__mul__ = Tensor.__rmul__ = _dunder(Mul.apply)
+# + and * are their Function's apply itself (operands=True takes other operands as _dunder does):
+# they are the hottest dunders, and commutative, so the reflected form is the same function
+Tensor.__add__ = Tensor.__radd__ = Add.apply
+Tensor.__mul__ = Tensor.__rmul__ = Mul.apply
 Tensor.__sub__ = _dunder(sub)
 Tensor.__rsub__ = _dunder(sub, reflected=True)
 Tensor.__truediv__ = _dunder(div)
