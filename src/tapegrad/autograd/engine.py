@@ -239,7 +239,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     e is not None and e[0] is not None and e[0] in needed for e in edges):
                 continue
             res = None
-            if rare or len(grads) != 1:
+            # (a node with more than one output is always rare: _record_outputs marks it)
+            if rare:
                 for g in grads:
                     if g is not None:
                         ran.append(node)

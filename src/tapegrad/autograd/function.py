@@ -649,7 +649,8 @@ def unpack_saved(node):
             t._vc = vc
             t._base = None
             # (a saved result is a normal tensor, even unpacked in inference mode: as torch)
-            if arr.dtype.kind == "f":
+            dt = arr.dtype
+            if dt in _FLOAT_DTYPES or dt.kind == "f":
                 t.grad_fn = node
                 t._output_nr = e[4]
                 t._requires_grad = True
