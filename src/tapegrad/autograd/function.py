@@ -187,13 +187,22 @@ class ArrayFunction(Function):
 
     Each subclass gets its own ``apply`` when it is created (:func:`_make_apply`): a function that
     has the class's node type, forward and view flag at hand, where a classmethod would read them
-    from the class on every call (CPython 3.11 does not specialise that). Class keyword
-    ``operands=True`` (+ and *): ``apply`` is also the Tensor dunder, so it takes an operand as
-    the dunders do (a NumPy scalar as its Python number, an array as a tensor) and returns
-    NotImplemented for one it cannot take."""
+    from the class on every call (CPython 3.11 does not specialise that). Class keywords:
 
-    def __init_subclass__(cls, operands: bool = False, **kwargs):
+    * ``saves_result=True``: the derivative needs the result alone (exp, tanh, sigmoid, sqrt...),
+      so ``apply`` saves it when it records the op, and forward saves nothing itself (a
+      ``save_for_backward`` call costs as much as a third of such an op's NumPy work). Inherited.
+    * ``operands=True`` (+ and *): ``apply`` is also the Tensor dunder, so it takes an operand as
+      the dunders do (a NumPy scalar as its Python number, an array as a tensor) and returns
+      NotImplemented for one it cannot take."""
+
+    _saves_result = False
+
+    def __init_subclass__(cls, operands: bool = False, saves_result: bool | None = None,
+                          **kwargs):
         super().__init_subclass__(**kwargs)
+        if saves_result is not None:
+            cls._saves_result = saves_result
         cls.apply = staticmethod(_make_apply(cls, operands))
 
 
@@ -201,6 +210,7 @@ def _make_apply(cls, operands):
     """The ``apply`` of ArrayFunction subclass ``cls``: records the op (when grad mode is on and
     an input requires grad) and runs its forward on the arrays."""
     node_cls, forward, view = cls._backward_cls, cls.forward, cls._view
+    saves_result = cls._saves_result
 
     def apply(*args):
         arrays = []
@@ -295,20 +305,19 @@ def _make_apply(cls, operands):
                 _record_outputs(ctx, (t,), ctx._special)
             saved = ctx._saved
             # (a list is packed already: constants a forward saved)
-            if type(saved) is tuple:
-                if len(saved) == 1 and saved[0] is out and not view:
-                    # the usual single saved result (tanh, exp, sigmoid...): no search, and
-                    # the source line probed inline: the op's caller's caller is usually the
-                    # user's code
-                    vc = t._vc = VersionCounter()   # (new_version_counter, inlined)
-                    vc.v = 0
-                    vc.where = None
-                    f = _getframe(2)
-                    code = f.f_code
-                    ctx._saved = [("o", out, vc, 0, 0, (code, f.f_lasti)
-                                   if _in_pkg.get(code.co_filename) is False else user_frame())]
-                else:
-                    ctx._saved = _pack(ctx, saved, args, arrays, (t,))
+            if saves_result or type(saved) is tuple and len(saved) == 1 and saved[0] is out \
+                    and not view:
+                # the usual single saved result (tanh, exp, sigmoid...): no search, and the
+                # source line probed inline: the op's caller's caller is usually the user's code
+                vc = t._vc = VersionCounter()   # (new_version_counter, inlined)
+                vc.v = 0
+                vc.where = None
+                f = _getframe(2)
+                code = f.f_code
+                ctx._saved = [("o", out, vc, 0, 0, (code, f.f_lasti)
+                               if _in_pkg.get(code.co_filename) is False else user_frame())]
+            elif type(saved) is tuple:
+                ctx._saved = _pack(ctx, saved, args, arrays, (t,))
             if view:
                 _share_version(t, cls, args)
             return t

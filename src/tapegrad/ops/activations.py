@@ -119,7 +119,7 @@ _LEAKY_INPLACE_NEG = ("In-place leakyReLu backward calculation is triggered with
                       "leaky_relu instead.)")
 
 
-class LeakyReluInplace(ArrayFunction, name="LeakyReluBackward1"):
+class LeakyReluInplace(ArrayFunction, name="LeakyReluBackward1", saves_result=True):
     """leaky_relu_: the same values, gradient from the saved result (derivatives.yaml leaky_relu_:
     leaky_relu_backward(grad, result, negative_slope, true)). A negative slope raises
     RuntimeError in backward, as torch."""
@@ -128,7 +128,6 @@ class LeakyReluInplace(ArrayFunction, name="LeakyReluBackward1"):
     def forward(ctx, x, slope):
         y = _leaky_array(x, slope)
         ctx.slope = slope
-        ctx.save_for_backward(y)
         return y
 
     @staticmethod
@@ -195,7 +194,7 @@ _ELU_INPLACE_NEG = ("In-place elu backward calculation is triggered with a negat
                     "recovered when alpha < 0: call the out-of-place {} instead.)")
 
 
-class EluInplace(ArrayFunction, name="EluBackward1"):
+class EluInplace(ArrayFunction, name="EluBackward1", saves_result=True):
     """elu_ / selu_: the same values, gradient from the saved result (derivatives.yaml elu_:
     elu_backward(grad, alpha, scale, input_scale, is_result=true, result)). A negative alpha
     raises RuntimeError in backward, as torch."""
@@ -204,7 +203,6 @@ class EluInplace(ArrayFunction, name="EluBackward1"):
     def forward(ctx, x, alpha, scale, input_scale):
         y = _elu_array(x, alpha, scale, input_scale)
         ctx.params = (alpha, scale, input_scale)
-        ctx.save_for_backward(y)
         return y
 
     @staticmethod
@@ -238,7 +236,7 @@ class Celu(ArrayFunction, name="CeluBackward0"):
         return EluGrad.apply(g, x, a, 1.0, _celu_backward_scale(a), False), None
 
 
-class CeluInplace(ArrayFunction, name="CeluBackward1"):
+class CeluInplace(ArrayFunction, name="CeluBackward1", saves_result=True):
     """celu_: gradient from the saved result (derivatives.yaml celu_: elu_backward(grad, alpha,
     1, 1.0 / float(alpha), true, result)); RuntimeError in backward for alpha < 0."""
 
@@ -246,7 +244,6 @@ class CeluInplace(ArrayFunction, name="CeluBackward1"):
     def forward(ctx, x, alpha):
         y = _elu_array(x, alpha, 1.0, 1.0 / alpha)
         ctx.alpha = alpha
-        ctx.save_for_backward(y)
         return y
 
     @staticmethod

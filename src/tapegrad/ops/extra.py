@@ -555,14 +555,13 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return s / _make(cnt.astype(np.int64))
 
 
-class Exp2(ArrayFunction, name="Exp2Backward0"):
+class Exp2(ArrayFunction, name="Exp2Backward0", saves_result=True):
     """2 ** x. derivatives.yaml: grad * result * ln 2."""
 
     @staticmethod
     def forward(ctx, x):
         with np.errstate(over="ignore"):
             y = np.exp2(to_float(x))
-        ctx.save_for_backward(y)
         return y
 
     @staticmethod

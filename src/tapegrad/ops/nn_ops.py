@@ -91,7 +91,7 @@ def _softmax_dim(input, dim, name):
     return _wrap_dim(dim, input._data.ndim, name)
 
 
-class Softmax(ArrayFunction, name="SoftmaxBackward0"):
+class Softmax(ArrayFunction, name="SoftmaxBackward0", saves_result=True):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max (no overflow).
     derivatives.yaml _softmax_backward_data: y * (grad - (grad * y).sum(dim, keepdim))."""
 
@@ -105,7 +105,6 @@ class Softmax(ArrayFunction, name="SoftmaxBackward0"):
         else:
             y = x.copy()
         ctx.d = d
-        ctx.save_for_backward(y)
         return y
 
     @staticmethod
@@ -114,7 +113,7 @@ class Softmax(ArrayFunction, name="SoftmaxBackward0"):
         return y * (g - (g * y).sum(ctx.d, keepdim=True)), None
 
 
-class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0"):
+class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0", saves_result=True):
     """x - logsumexp(x) along ``dim``, stable for logits in the thousands.
     derivatives.yaml _log_softmax_backward_data: grad - exp(y) * grad.sum(dim, keepdim)."""
 
@@ -127,7 +126,6 @@ class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0"):
         else:
             y = x.copy()
         ctx.d = d
-        ctx.save_for_backward(y)
         return y
 
     @staticmethod

@@ -164,14 +164,12 @@ class Neg(ArrayFunction, name="NegBackward0"):
         return -g
 
 
-class Reciprocal(ArrayFunction, name="ReciprocalBackward0"):
+class Reciprocal(ArrayFunction, name="ReciprocalBackward0", saves_result=True):
     """1 / x. derivatives.yaml: self: -grad * (result * result)."""
 
     @staticmethod
     def forward(ctx, x):
-        y = np.reciprocal(to_float(x))
-        ctx.save_for_backward(y)
-        return y
+        return np.reciprocal(to_float(x))
 
     @staticmethod
     def backward(ctx, g):
@@ -269,14 +267,12 @@ def _spare(g, like=None):
     return g._data if sole_holder(g, like.shape, like.dtype, 5) else None
 
 
-class Exp(ArrayFunction, name="ExpBackward0"):
+class Exp(ArrayFunction, name="ExpBackward0", saves_result=True):
     """e ** x. derivatives.yaml: self: grad * result."""
 
     @staticmethod
     def forward(ctx, x):
-        y = np.exp(to_float(x))
-        ctx.save_for_backward(y)
-        return y
+        return np.exp(to_float(x))
 
     @staticmethod
     def backward(ctx, g):
@@ -308,15 +304,13 @@ class Log(ArrayFunction, name="LogBackward0"):
         return g
 
 
-class Sqrt(ArrayFunction, name="SqrtBackward0"):
+class Sqrt(ArrayFunction, name="SqrtBackward0", saves_result=True):
     """Square root. derivatives.yaml: self: grad / (2 * result)."""
 
     @staticmethod
     def forward(ctx, x):
         with np.errstate(invalid="ignore"):
-            y = np.sqrt(to_float(x))
-        ctx.save_for_backward(y)
-        return y
+            return np.sqrt(to_float(x))
 
     @staticmethod
     def backward(ctx, g):
@@ -367,14 +361,12 @@ class Cos(ArrayFunction, name="CosBackward0"):
         return -g * sin(x)
 
 
-class Tanh(ArrayFunction, name="TanhBackward0"):
+class Tanh(ArrayFunction, name="TanhBackward0", saves_result=True):
     """tanh x. derivatives.yaml tanh_backward: grad * (1 - result ** 2)."""
 
     @staticmethod
     def forward(ctx, x):
-        y = np.tanh(to_float(x))
-        ctx.save_for_backward(y)
-        return y
+        return np.tanh(to_float(x))
 
     @staticmethod
     def backward(ctx, g):
@@ -428,7 +420,7 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
                 gg * g * y * -2 if ctx.needs(1) else None)
 
 
-class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
+class Sigmoid(ArrayFunction, name="SigmoidBackward0", saves_result=True):
     """1 / (1 + e ** -x). For very negative x, e ** -x overflows to inf and the result is exactly
     0, as in torch (the overflow warning is silenced). derivatives.yaml sigmoid_backward:
     grad * result * (1 - result)."""
@@ -443,10 +435,7 @@ class Sigmoid(ArrayFunction, name="SigmoidBackward0"):
         np.exp(y, out=y)
         y += 1
         np.reciprocal(y, out=y)
-        if half:
-            y = y.astype(_HALF)
-        ctx.save_for_backward(y)
-        return y
+        return y.astype(_HALF) if half else y
 
     @staticmethod
     def backward(ctx, g):
@@ -481,15 +470,13 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
                 gg * g * (1 - y * 2) if ctx.needs(1) else None)
 
 
-class Relu(ArrayFunction, name="ReluBackward0"):
+class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
     """max(x, 0). derivatives.yaml threshold_backward: grad where result > 0, else 0
     (so relu'(0) = 0)."""
 
     @staticmethod
     def forward(ctx, x):
-        y = np.maximum(x, 0)
-        ctx.save_for_backward(y)
-        return y
+        return np.maximum(x, 0)
 
     @staticmethod
     def backward(ctx, g):
