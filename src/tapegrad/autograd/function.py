@@ -312,10 +312,14 @@ def _make_apply(cls, operands):
                 vc = t._vc = VersionCounter()   # (new_version_counter, inlined)
                 vc.v = 0
                 vc.where = None
-                f = _getframe(2)
-                code = f.f_code
-                ctx._saved = [("o", out, vc, 0, 0, (code, f.f_lasti)
-                               if _in_pkg.get(code.co_filename) is False else user_frame())]
+                try:
+                    f = _getframe(2)
+                    code = f.f_code
+                    where = (code, f.f_lasti) if _in_pkg.get(code.co_filename) is False else \
+                        user_frame()
+                except ValueError:  # (apply called from a script's top level: no frame 2)
+                    where = user_frame()
+                ctx._saved = [("o", out, vc, 0, 0, where)]
             elif type(saved) is tuple:
                 ctx._saved = _pack(ctx, saved, args, arrays, (t,))
             if view:

@@ -6,6 +6,8 @@ handled here: the engine sums a gradient back to its input's shape in one place.
 from __future__ import annotations
 
 
+import numbers
+
 import numpy as np
 
 from .. import _dtype
@@ -707,8 +709,12 @@ class ToCopy(ArrayFunction, name="ToCopyBackward0"):
 # ---- public functions ---------------------------------------------------------------------------
 @op("add")
 def add(input, other, *, alpha=1, out=None):
-    """input + alpha * other, broadcasting; dtype by torch's promotion rules."""
+    """input + alpha * other, broadcasting; dtype by torch's promotion rules. TypeError for an
+    operand that is neither a tensor nor a number, and for an ``alpha`` that is not a number."""
+    input = check_operand(input, "add")
     other = check_operand(other, "add")
+    if not isinstance(alpha, numbers.Number):
+        raise TypeError(f"add(): argument 'alpha' must be Number, not {type(alpha).__name__}")
     if not isinstance(input, Tensor):
         input, other = other, input
     return Add.apply(input, other) if alpha == 1 else Add.apply(input, other, alpha)
@@ -734,7 +740,9 @@ def rsub(input, other, *, alpha=1):
 
 @op("mul", aliases=("multiply",))
 def mul(input, other):
-    """input * other, broadcasting."""
+    """input * other, broadcasting. TypeError for an operand that is neither a tensor nor a
+    number."""
+    input = check_operand(input, "mul")
     other = check_operand(other, "mul")
     if not isinstance(input, Tensor):
         input, other = other, input
