@@ -253,10 +253,19 @@ def test_saves_result_inplace_forms(name):
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.exp2_ is missing (torch has it)")
+def _exp2_inplace_case(L):
+    x = L.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = x * 1
+    r = y.exp2_()
+    r.sum().backward()
+    return (r is y, type(y.grad_fn).__name__, r.tolist(), x.grad.tolist(),
+            L.exp2_(L.tensor([1.0, 3.0])).tolist())
+
+
 def test_exp2_inplace_exists():
-    y = tg.ones(2, requires_grad=True) * 1
-    assert y.exp2_() is y and type(y.grad_fn).__name__ == "Exp2Backward0"
+    got = _exp2_inplace_case(tg)
+    assert got[:2] == (True, "Exp2Backward0") and got[4] == [2.0, 8.0]
+    assert got == _exp2_inplace_case(_lib())
 
 
 def test_saves_result_apply_at_top_level():

@@ -20,6 +20,7 @@ from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of, dims, sum_array, to_float
+from .inplace import _unary_inplace
 from .reduction import (ExtremumAll, IndexSelectScatter, _all_if_empty, _expand_back,
                         _return_type, _sum_dtype, _var_args, _var_backward, _var_numpy)
 
@@ -575,6 +576,9 @@ def exp2(input):
     """2 ** input elementwise, the input's shape; integer/bool inputs give the default float
     dtype. Exp2Backward0 (derivatives.yaml: grad * result * ln 2)."""
     return Exp2.apply(input)
+
+
+exp2_ = _unary_inplace("exp2_", Exp2)
 
 
 # ---- unique / bincount / histc / searchsorted / bucketize (no gradients) ------------------------

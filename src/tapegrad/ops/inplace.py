@@ -465,7 +465,7 @@ def _unary_inplace(name, F):
         return inplace(self, F, (), name)
     f.__name__ = name
     f.__doc__ = f"In-place ``{name[:-1]}``; returns self."
-    return op(name, namespace=name in ("relu_", "sigmoid_", "tanh_", "exp_", "sqrt_"))(f)
+    return op(name, namespace=name in ("relu_", "sigmoid_", "tanh_", "exp_", "exp2_", "sqrt_"))(f)
 
 
 neg_ = _unary_inplace("neg_", P.Neg)

@@ -1252,7 +1252,7 @@ op_db: list[OpInfo] = [
     *[OpInfo(n, op=(lambda n: lambda x: getattr(_tapegrad(), n)(x.clone()))(n),
              torch_op=(lambda n: lambda torch: lambda x: getattr(torch, n)(x.clone()))(n),
              sample_inputs_func=s_unary, domain=_POS if n == "sqrt_" else (-2.0, 2.0))
-      for n in ("exp_", "relu_", "sigmoid_", "sqrt_", "tanh_")],
+      for n in ("exp_", "exp2_", "relu_", "sigmoid_", "sqrt_", "tanh_")],
     OpInfo("masked_fill", sample_inputs_func=s_masked_fill),
     # nn.functional
     _F("conv2d", sample_inputs_func=s_conv2d),
