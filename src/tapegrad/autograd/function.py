@@ -236,8 +236,7 @@ def _make_apply(cls, operands):
                     else:
                         edges.append(_NO_GRAD_EDGE)
                 else:
-                    if operands and type(a) is not float and type(a) is not int and \
-                            type(a) is not bool:
+                    if operands and type(a) not in _PLAIN_NUMBERS:
                         return _operand_apply(apply, args)
                     arrays.append(a)
                     edges.append(None)
@@ -254,8 +253,7 @@ def _make_apply(cls, operands):
                 if isinstance(a, Tensor):
                     arrays.append(a._data)
                 else:
-                    if operands and type(a) is not float and type(a) is not int and \
-                            type(a) is not bool:
+                    if operands and type(a) not in _PLAIN_NUMBERS:
                         return _operand_apply(apply, args)
                     arrays.append(a)
         if rec:
@@ -363,7 +361,7 @@ def _operand_apply(apply, args):
     from ..ops._util import coerce_operand
     coerced = []
     for a in args:
-        if not isinstance(a, Tensor) and type(a) not in (float, int, bool):
+        if not isinstance(a, Tensor) and type(a) not in _PLAIN_NUMBERS:
             a = coerce_operand(a)
             if a is None:
                 return NotImplemented
@@ -377,6 +375,7 @@ _new = object.__new__
 _getframe = sys._getframe
 # (a set lookup answers "floating?" for the usual dtypes faster than reading dtype.kind)
 _FLOAT_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_PLAIN_NUMBERS = (float, int, bool)  # operands + and * take as they are
 _nd = np.ndarray
 _asarray = np.asarray
 _next_seq = _seq_counter.__next__

@@ -90,14 +90,16 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                 # packed (a constant has no version to check); one shared list per float, as a
                 # fresh list and tuple per op are two more objects for the garbage collector
                 # to scan (nothing writes a packed constant entry)
-                saved = _MUL_SAVED.get(b) if type(b) is float and b else None
-                if saved is None:
-                    saved = [None, ("c", b)]
-                    if type(b) is float and b:
+                # (zero is not shared: -0.0 == 0.0 as a key, and the sign reaches the gradient)
+                if type(b) is float and b:
+                    saved = _MUL_SAVED.get(b)
+                    if saved is None:
                         if len(_MUL_SAVED) > 512:   # varying numbers: stay bounded
                             _MUL_SAVED.clear()
-                        _MUL_SAVED[b] = saved
-                ctx._saved = saved
+                        saved = _MUL_SAVED[b] = [None, ("c", b)]
+                    ctx._saved = saved
+                else:
+                    ctx._saved = [None, ("c", b)]
             else:
                 # each gradient needs only the other operand: save just that (torch does the
                 # same, so changing an operand in place is an error only when its value is needed)
