@@ -1111,11 +1111,9 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input, None, "softmin")
     neg = Neg.apply(input)
     d = _softmax_dim(neg, dim, "softmin")
-    if dtype is None and neg._data.dtype.kind != "f":
-        kernel = "softmax_lastdim_kernel_impl" if d == max(input._data.ndim - 1, 0) else \
-            "softmax_kernel_impl"
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{scalar_name(neg._data.dtype)}'")
+    if dtype is None:
+        need_float(neg._data.dtype, "softmax_lastdim_kernel_impl"
+                   if d == max(input._data.ndim - 1, 0) else "softmax_kernel_impl")
     return softmax(neg, d, dtype=dtype)
 
 

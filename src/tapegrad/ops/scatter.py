@@ -26,6 +26,7 @@ from ._util import (
     _make,
     _wrap_dim,
     broadcast_error,
+    need_float,
     float_result,
     promote,
     to_float,
@@ -154,17 +155,9 @@ class Scatter(ArrayFunction, name="ScatterBackward0", nondiff=(2,)):
         return gx, None, None, gs
 
 
-class ScatterValue(ArrayFunction, name="ScatterBackward1", nondiff=(2,)):
-    """self with a number written at index along dim. derivatives.yaml scatter.value:
-    self: grad.scatter(dim, index, 0)."""
-
-    @staticmethod
-    def forward(ctx, x, axis, idx, value):
-        ctx.axis = axis
-        ctx.save_for_backward(idx)
-        out = x.copy()
-        _scatter_into(out, axis, idx, value)
-        return out
+class ScatterValue(Scatter, name="ScatterBackward1"):
+    """self with a number written at index along dim (Scatter's forward, the number in place of
+    src). derivatives.yaml scatter.value: self: grad.scatter(dim, index, 0)."""
 
     @staticmethod
     def backward(ctx, g):
@@ -1713,9 +1706,7 @@ def _check_broadcast(fn, *tensors):
 
 def _float_only(kernel, input, other):
     _check_broadcast(kernel.replace("_cpu", ""), input, other)
-    rt = _dtype.result_type(input, other)
-    if not rt.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_name(rt.np)}'")
+    need_float(_dtype.result_type(input, other).np, kernel)
 
 
 class Atan2(ArrayFunction, name="Atan2Backward0"):
