@@ -5,7 +5,7 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from ..nn._inplace import bump_version
-from ._helpers import lerp_, scalar_tensor
+from ._helpers import check_betas, check_lr, check_nonneg, lerp_, scalar_tensor
 from .optimizer import Optimizer, _grad_array
 
 __all__ = ["Adam"]
@@ -29,20 +29,12 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
+        lr = check_lr(lr)
         if isinstance(lr, Tensor):
-            if lr.numel() != 1:
-                raise ValueError("Tensor lr must be 1-element")
             lr = lr.item()
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_nonneg(eps, "epsilon value")
+        check_betas(betas)
+        check_nonneg(weight_decay, "weight_decay value")
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
