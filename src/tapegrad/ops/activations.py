@@ -138,21 +138,29 @@ class LeakyReluInplace(ArrayFunction, name="LeakyReluBackward1", saves_result=Tr
         return LeakyReluGrad.apply(g, y, ctx.slope, True), None
 
 
-class LeakyReluGrad(ArrayFunction, name="LeakyReluBackwardBackward0"):
+class _MaskGrad(ArrayFunction):
+    """Base of the gradient ops that pass grad where a mask of x holds (leaky_relu, hardtanh,
+    threshold, softshrink/hardshrink): a subclass's forward(ctx, g, x, *numbers) keeps the numbers
+    in ``ctx.params`` and saves x. Derivative: the same mask applied to the incoming gradient;
+    zero for x (the mask is piecewise constant; zeros, not None, as torch's zeros_like)."""
+
+    @staticmethod
+    def backward(ctx, gg):
+        x, = ctx.saved_tensors
+        p = ctx.params
+        return (type(ctx)._forward_cls.apply(gg, x, *p) if ctx.needs(0) else None,
+                _zeros_of(x) if ctx.needs(1) else None) + (None,) * len(p)
+
+
+class LeakyReluGrad(_MaskGrad, name="LeakyReluBackwardBackward0"):
     """leaky_relu_backward(grad, self_or_result): grad where self > 0, else grad * slope.
     derivatives.yaml: grad_output: the same op on the incoming grad; self: zeros_like(grad)."""
 
     @staticmethod
     def forward(ctx, g, x, slope, is_result):
-        ctx.slope, ctx.is_result = slope, is_result
+        ctx.params = (slope, is_result)
         ctx.save_for_backward(x)
         return _half_in_f32(lambda g2, x2: np.where(x2 > 0, g2, g2 * _c(slope, g2.dtype)), g, x)
-
-    @staticmethod
-    def backward(ctx, gg):
-        x, = ctx.saved_tensors
-        return (LeakyReluGrad.apply(gg, x, ctx.slope, ctx.is_result) if ctx.needs(0) else None,
-                _zeros_of(x) if ctx.needs(1) else None, None, None)
 
 
 # ---- elu, selu, celu ----------------------------------------------------------------------------
@@ -464,25 +472,19 @@ class Hardtanh(ArrayFunction, name="HardtanhBackward0"):
         return HardtanhGrad.apply(g, x, *ctx.bounds), None, None
 
 
-class HardtanhGrad(ArrayFunction, name="HardtanhBackwardBackward0"):
+class HardtanhGrad(_MaskGrad, name="HardtanhBackwardBackward0"):
     """hardtanh_backward(grad, x, min_val, max_val): grad where min_val < x < max_val, else 0.
     derivatives.yaml hardtanh_backward: grad_output: the same op; self: zeros_like(grad)."""
 
     @staticmethod
     def forward(ctx, g, x, lo, hi):
-        ctx.bounds = (lo, hi)
+        ctx.params = (lo, hi)
         ctx.save_for_backward(x)
 
         def f(g2, x2):
             dt = x2.dtype
             return np.where((x2 <= _c(lo, dt)) | (x2 >= _c(hi, dt)), _c(0, g2.dtype), g2)
         return _half_in_f32(f, g, x)
-
-    @staticmethod
-    def backward(ctx, gg):
-        x, = ctx.saved_tensors
-        return (HardtanhGrad.apply(gg, x, *ctx.bounds) if ctx.needs(0) else None,
-                _zeros_of(x) if ctx.needs(1) else None, None, None)
 
 
 # ---- hardsigmoid, hardswish ---------------------------------------------------------------------
@@ -658,22 +660,16 @@ class Threshold(ArrayFunction, name="ThresholdBackward0"):
         return ThresholdGrad.apply(g, x, ctx.th), None, None
 
 
-class ThresholdGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
+class ThresholdGrad(_MaskGrad, name="ThresholdBackwardBackward0"):
     """threshold_backward(grad, x, threshold): 0 where x <= threshold, else grad.
     derivatives.yaml threshold_backward: grad_output: the same op; self: zeros_like(grad)."""
 
     @staticmethod
     def forward(ctx, g, x, th):
-        ctx.th = th
+        ctx.params = (th,)
         ctx.save_for_backward(x)
         return _half_in_f32(lambda g2, x2: np.where(x2 <= _c(th, x2.dtype), _c(0, g2.dtype), g2),
                             g, x)
-
-    @staticmethod
-    def backward(ctx, gg):
-        x, = ctx.saved_tensors
-        return (ThresholdGrad.apply(gg, x, ctx.th) if ctx.needs(0) else None,
-                _zeros_of(x) if ctx.needs(1) else None, None)
 
 
 # ---- softshrink, hardshrink ---------------------------------------------------------------------
@@ -720,25 +716,19 @@ class Hardshrink(ArrayFunction, name="HardshrinkBackward0"):
         return HardshrinkGrad.apply(g, x, ctx.lambd), None
 
 
-class ShrinkGrad(ArrayFunction, name="SoftshrinkBackwardBackward0"):
+class ShrinkGrad(_MaskGrad, name="SoftshrinkBackwardBackward0"):
     """softshrink_backward(grad, x, lambd): 0 where -lambd <= x <= lambd, else grad.
     derivatives.yaml softshrink_backward: grad_output: the same op; self: zeros_like(grad)."""
 
     @staticmethod
     def forward(ctx, g, x, lambd):
-        ctx.lambd = lambd
+        ctx.params = (lambd,)
         ctx.save_for_backward(x)
 
         def f(g2, x2):
             lo = _c(lambd, x2.dtype)
             return np.where((x2 >= -lo) & (x2 <= lo), _c(0, g2.dtype), g2)
         return _half_in_f32(f, g, x)
-
-    @staticmethod
-    def backward(ctx, gg):
-        x, = ctx.saved_tensors
-        return (type(ctx)._forward_cls.apply(gg, x, ctx.lambd) if ctx.needs(0) else None,
-                _zeros_of(x) if ctx.needs(1) else None, None)
 
 
 class HardshrinkGrad(ShrinkGrad, name="HardshrinkBackwardBackward0"):
