@@ -11,6 +11,9 @@ import weakref
 import numpy as np
 
 from . import _dtype
+from ._device import CPU
+from ._size import Size
+from .autograd import backward as _backward
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import AccumulateGrad, user_stacklevel
 
@@ -51,7 +54,6 @@ class Tensor:
         prefer ``tapegrad.tensor``. TypeError for a single number (torch: "data must be a
         sequence")."""
         from ._factories import _to_array, empty
-        from ._size import Size
         dt = dtype if dtype is not None else _dtype.get_default_dtype()
         if device is not None and str(device) != "cpu":
             raise RuntimeError(f"Tensor(): tapegrad only has a CPU device, got device={device!r}")
@@ -102,7 +104,6 @@ class Tensor:
 
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._data.shape)
 
     def size(self, dim=None):
@@ -141,7 +142,6 @@ class Tensor:
     @property
     def device(self):
         """Always ``tapegrad.device(type='cpu')``."""
-        from ._device import CPU
         return CPU
 
     @property
@@ -509,8 +509,7 @@ class Tensor:
         ``create_graph`` records the backward itself, for higher-order derivatives.
         ``inputs`` limits accumulation to those tensors. Raises RuntimeError when self does not
         require grad, when ``gradient`` is missing for a non-scalar, or when the graph was freed."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _detached(src, vc):

@@ -14,17 +14,27 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
            "is_inference_mode_enabled", "Node", "gradcheck", "gradgradcheck", "functional"]
 
 
+# _tensor and engine import this package, so what backward and grad need from them is bound at
+# their first call (an import statement inside a function costs about a microsecond per call)
+_Tensor = _make = run_backward = None
+
+
+def _bind():
+    global _Tensor, _make, run_backward
+    from .._tensor import Tensor as _Tensor, _make
+    from .engine import run_backward
+
+
 def _as_tuple(x):
     if x is None:
         return None
-    from .._tensor import Tensor
-    if isinstance(x, Tensor):
+    if isinstance(x, _Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs, grad_outputs, create_graph, api):
-    from .._tensor import Tensor, _make
+    Tensor = _Tensor
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     for i, g in enumerate(grad_outputs):
@@ -53,7 +63,9 @@ def _make_grads(outputs, grad_outputs, create_graph, api):
                     f"scalar first (out.sum().backward() or out.mean().backward()), or pass "
                     f"gradient=<tensor of shape {list(out._data.shape)}> (the vector in the "
                     f"vector-Jacobian product).")
-            g = _make(np.ones(out._data.shape, out._data.dtype))
+            # (np.array makes a 0-d one several times faster than np.ones)
+            arr = out._data
+            g = _make(np.array(1, arr.dtype) if arr.ndim == 0 else np.ones(arr.shape, arr.dtype))
         else:
             if g._data.shape != out._data.shape:
                 raise RuntimeError(
@@ -79,11 +91,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     gradient, an output that does not require grad, a freed graph, or an in-place-modified saved
     tensor; when it raises, no ``.grad`` was changed and the graph is not freed.
     """
+    if run_backward is None:
+        _bind()
     if grad_variables is not None:
         grad_tensors = grad_variables
     outputs = _as_tuple(tensors)
-    from .._tensor import Tensor
-    if isinstance(grad_tensors, Tensor):
+    if isinstance(grad_tensors, _Tensor):
         grad_tensors = (grad_tensors,)
     elif grad_tensors is not None:
         grad_tensors = tuple(grad_tensors)
@@ -105,7 +118,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError("backward: one of the differentiated Tensors in inputs does not "
                                    "require grad")
     grads = _make_grads(outputs, grad_tensors, create_graph, "backward()")
-    from .engine import run_backward
     run_backward(list(outputs), grads, retain_graph, create_graph, inputs=ins, accumulate=True)
 
 
@@ -118,7 +130,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     input the outputs do not depend on instead of raising RuntimeError. ``create_graph``: the
     result is itself differentiable.
     """
-    from .._tensor import _make
+    if run_backward is None:
+        _bind()
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if materialize_grads and allow_unused is False:
@@ -137,7 +150,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                f"requires_grad=True or call .requires_grad_() on it")
     grads = _make_grads(outs, None if grad_outputs is None else tuple(grad_outputs), create_graph,
                         "autograd.grad()")
-    from .engine import run_backward
     result = run_backward(list(outs), grads, retain_graph, create_graph, inputs=ins,
                           accumulate=False)
     final = []
