@@ -17,6 +17,7 @@ from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, dims, sum_array, to_float
+from .shape import Expand
 
 _return_types = {}
 
@@ -50,10 +51,11 @@ def _keep_shape(shape, axes):
 
 
 def _expand_back(g, in_shape, axes, keepdim):
-    """Broadcast a reduced gradient back over the reduced ``axes`` (differentiably)."""
+    """Broadcast a reduced gradient back over the reduced ``axes`` (differentiably). (Expand
+    directly: the shape needs none of expand()'s checks, which cost more than the view.)"""
     if not keepdim and axes:
         g = g.reshape(_keep_shape(in_shape, axes))
-    return g.expand(in_shape)
+    return Expand.apply(g, in_shape)
 
 
 class SumAll(ArrayFunction, name="SumBackward0"):
@@ -66,7 +68,7 @@ class SumAll(ArrayFunction, name="SumBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        return g.expand(ctx.in_shape), None
+        return Expand.apply(g, ctx.in_shape), None
 
 
 class SumDim(ArrayFunction, name="SumBackward1"):
@@ -140,8 +142,8 @@ class MeanAll(ArrayFunction, name="MeanBackward0"):
     @staticmethod
     def backward(ctx, g):
         if ctx.n == 0:  # empty input: nothing to divide (g / 0 would make double backward nan)
-            return g.expand(ctx.in_shape)
-        return (g / ctx.n).expand(ctx.in_shape)
+            return Expand.apply(g, ctx.in_shape)
+        return Expand.apply(g / ctx.n, ctx.in_shape)
 
 
 class MeanDim(ArrayFunction, name="MeanBackward1"):
