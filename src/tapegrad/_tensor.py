@@ -15,7 +15,7 @@ from ._device import CPU
 from ._size import Size
 from .autograd import backward as _backward
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import AccumulateGrad, user_stacklevel
+from .autograd.graph import AccumulateGrad, new_version_counter, user_stacklevel
 
 __all__ = ["Tensor"]
 
@@ -487,7 +487,6 @@ class Tensor:
             return _detached(self, None)
         vc = self._vc
         if vc is None:
-            from .autograd.graph import new_version_counter
             vc = self._vc = new_version_counter()
         return _detached(self, vc)
 

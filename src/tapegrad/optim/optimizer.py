@@ -20,6 +20,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import user_stacklevel
+from ..nn.modules.module import _zero_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -151,7 +152,6 @@ class Optimizer:
     # ---- gradients and steps -----------------------------------------------------------------
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of every optimized tensor: to None (default) or to zeros."""
-        from ..nn.modules.module import _zero_grad
         for group in self.param_groups:
             for p in group["params"]:
                 _zero_grad(p, set_to_none)
