@@ -842,10 +842,11 @@ class MaxPool2DWithIndices(ArrayFunction, name="MaxPool2DWithIndicesBackward0"):
     @staticmethod
     def forward(ctx, x, k, s, p, with_indices):
         unbatched = x.ndim == 3
-        x4 = x[None] if unbatched else x
-        out, am = _max_pool_forward(x4, k, s, p)
-        ctx.meta = (x4.shape, unbatched, k, s, p)
-        ctx.save_for_backward(am)   # the arg-maxes, freed by backward as torch frees its indices
+        out, am = _max_pool_forward(x[None] if unbatched else x, k, s, p)
+        ctx.meta = (k, s, p)
+        # the arg-maxes (freed by backward as torch frees its indices) and x, which torch saves
+        # as self: version-checked, and the gradient's input for its zero derivative w.r.t. x
+        ctx.save_for_backward(am, x)
         if unbatched:
             out = out[0]
         if not with_indices:
@@ -856,42 +857,48 @@ class MaxPool2DWithIndices(ArrayFunction, name="MaxPool2DWithIndicesBackward0"):
 
     @staticmethod
     def backward(ctx, g, _gidx=None):
-        am, = ctx.saved_tensors
-        shape, unbatched, k, s, p = ctx.meta
-        if unbatched:
-            g = g.unsqueeze(0)
-        gx = MaxPool2DScatter.apply(g, am._data, shape, k, s, p)
-        return (gx.squeeze(0) if unbatched else gx), None, None, None, None
+        am, x = ctx.saved_tensors
+        k, s, p = ctx.meta
+        return MaxPool2DScatter.apply(g, x, am._data, x._data.shape, k, s, p), None, None, None, \
+            None
 
 
 class MaxPool2DScatter(ArrayFunction, name="MaxPool2DWithIndicesBackwardBackward0"):
-    """max_pool2d's input gradient: grad (N, C, Ho, Wo) added into zeros (N, C, H, W) at the
-    saved window arg-maxes. Linear in grad; its derivative gathers at the same positions."""
+    """max_pool2d's input gradient: grad (N, C, Ho, Wo) or (C, Ho, Wo) added into zeros of
+    ``in_shape`` at the saved window arg-maxes ``am`` (N, C, Ho, Wo). ``x`` is the pooled input
+    (torch's self argument, which only ties the gradient to it, so a gradient penalty
+    differentiates) or None. derivatives.yaml max_pool2d_with_indices_backward: grad_output:
+    max_pool_double_backward (a gather at the same positions); self: zeros."""
 
     @staticmethod
-    def forward(ctx, g, am, in_shape, k, s, p):
-        ctx.meta = (am, k, s, p)
-        return _max_pool_scatter(g, am, in_shape, k, s, p)
+    def forward(ctx, g, x, am, in_shape, k, s, p):
+        ctx.meta = (am, in_shape, k, s, p)
+        shape4 = am.shape[:2] + tuple(in_shape[-2:])
+        return _max_pool_scatter(g.reshape(am.shape), am, shape4, k, s, p).reshape(in_shape)
 
     @staticmethod
     def backward(ctx, u):
-        am, k, s, p = ctx.meta
-        return MaxPool2DGather.apply(u, am, k, s, p), None, None, None, None, None
+        am, in_shape, k, s, p = ctx.meta
+        gu = MaxPool2DGather.apply(u, am, k, s, p) if ctx.needs(0) else None
+        gx = _make(np.zeros(in_shape, u.dtype.np)) if ctx.needs(1) else None
+        return gu, gx, None, None, None, None, None
 
 
 class MaxPool2DGather(ArrayFunction, name="MaxPoolDoubleBackwardBackward0"):
-    """u (N, C, H, W) read at max_pool2d's window arg-maxes, giving (N, C, Ho, Wo):
-    derivatives.yaml max_pool_double_backward. Linear in u; its derivative scatters back."""
+    """u (N, C, H, W) or (C, H, W) read at max_pool2d's window arg-maxes ``am``
+    (N, C, Ho, Wo), giving (N, C, Ho, Wo) or (C, Ho, Wo): derivatives.yaml
+    max_pool_double_backward. Linear in u; its derivative scatters back."""
 
     @staticmethod
     def forward(ctx, u, am, k, s, p):
         ctx.meta = (am, u.shape, k, s, p)
-        return _max_pool_gather(u, am, k, s, p)
+        out = _max_pool_gather(u.reshape(am.shape[:2] + u.shape[-2:]), am, k, s, p)
+        return out.reshape(u.shape[:-2] + am.shape[-2:])
 
     @staticmethod
     def backward(ctx, v):
         am, shape, k, s, p = ctx.meta
-        return MaxPool2DScatter.apply(v, am, shape, k, s, p), None, None, None, None
+        return MaxPool2DScatter.apply(v, None, am, shape, k, s, p), None, None, None, None
 
 
 @op("max_pool2d", functional=True, method=False, namespace=False)

@@ -168,15 +168,18 @@ def _psum(t, paxes):
 
 
 class _NormGrad(ArrayFunction):
-    """The backward of a normalization as one primitive: (grad, input, weight) -> the gradients
-    of input, weight and bias that ``mask`` asks for, in that order. ``conf``: (axes, wshape,
+    """The backward of a normalization as one primitive: (grad, input, weight, bias) -> the
+    gradients of input, weight and bias that ``mask`` asks for, in that order. The bias is an
+    argument only as torch's native_layer_norm_backward takes it (None for the other norms): it
+    ties the gradients to the bias under create_graph, with no derivative (derivatives.yaml
+    bias: Tensor()), so a gradient w.r.t. it is None with allow_unused. ``conf``: (axes, wshape,
     paxes, pshape, eps, train, out dtypes); ``mean``/``rstd``: the statistics forward used (the
     batch's when ``train``, the running ones otherwise). The formulas are in the module
     docstring; this primitive's own derivative (the double backward) is written with Tensor ops,
     recomputing the statistics from the input, so it is differentiable again."""
 
     @staticmethod
-    def forward(ctx, g, x, w, conf, mean, rstd, mask):
+    def forward(ctx, g, x, w, b, conf, mean, rstd, mask):
         axes, wshape, paxes, pshape, _, train, dts = conf
         acc = mean.dtype
         ga = g.astype(acc, copy=False)
@@ -200,6 +203,10 @@ class _NormGrad(ArrayFunction):
             outs.append(ga.sum(paxes).reshape(pshape).astype(dts[2], copy=False))
         ctx.conf = conf
         ctx.mask = mask
+        # an output that got no gradient stays None, not zeros: torch's double backward leaves
+        # the terms of an undefined cotangent out, so a gradient that only they would give is
+        # None (allow_unused), not zeros
+        ctx.set_materialize_grads(False)
         if not train:
             ctx.stats = (mean, rstd)
         ctx.save_for_backward(g, x, w)
@@ -212,10 +219,14 @@ class _NormGrad(ArrayFunction):
         it = iter(cots)
         u, v, z = (next(it) if m else None for m in ctx.mask)
         need_g, need_x, need_w = ctx.needs(0), ctx.needs(1), ctx.needs(2)
-        if x.numel() == 0:      # empty groups: every sum is 0 (and no mean of an empty slice)
-            return (_zeros_of(g) if need_g else None, _zeros_of(x) if need_x else None,
-                    _zeros_of(w) if need_w and w is not None else None,
-                    None, None, None, None)
+        if x.numel() == 0:
+            # every sum is 0 (and no mean of an empty slice); None where the formulas below give
+            # None, as torch's double backward
+            return (_zeros_of(g) if need_g else None,
+                    _zeros_of(x) if need_x and (v is not None or train and u is not None)
+                    else None,
+                    _zeros_of(w) if need_w and u is not None else None,
+                    None, None, None, None, None)
 
         def E(t):
             return t.mean(axes, keepdim=True)
@@ -267,7 +278,7 @@ class _NormGrad(ArrayFunction):
             gx = r * (h - E(h) - xhat * E(h * xhat))
             if extra is not None:
                 gx = gx - extra
-        return gg, gx, gw, None, None, None, None
+        return gg, gx, gw, None, None, None, None, None
 
 
 class _LayerNormGrad(_NormGrad, name="NativeLayerNormBackwardBackward0"):
@@ -279,17 +290,27 @@ class _BatchNormGrad(_NormGrad, name="NativeBatchNormBackwardBackward0"):
 
 
 class _GroupNormGrad(_NormGrad, name="NativeGroupNormBackwardBackward0"):
-    """group_norm's backward (native_group_norm_backward) on its (N, G, C/G, HxW) view."""
+    """group_norm's backward (native_group_norm_backward) on its (N, G, C/G, HxW) view. Under
+    create_graph torch computes it as a composite (infinitely_differentiable_native_group_norm_
+    backward) whose bias gradient is a sum of grad alone, so that gradient requires grad only
+    when grad does."""
+
+    @staticmethod
+    def forward(ctx, g, x, w, b, conf, mean, rstd, mask):
+        outs = _NormGrad.forward(ctx, g, x, w, b, conf, mean, rstd, mask)
+        if mask[2] and not ctx.needs(0):
+            ctx.mark_non_differentiable(outs[-1])
+        return outs
 
 
-def _norm_backward(ctx, grad_cls, g, x, w, out_dtypes):
+def _norm_backward(ctx, grad_cls, g, x, w, out_dtypes, b=None):
     """Run ``grad_cls`` for the gradients this node needs: (grad_input, grad_weight,
-    grad_bias), None where not needed."""
+    grad_bias), None where not needed. ``b``: layer_norm's bias (see _NormGrad)."""
     mask = (ctx.needs(0), ctx.needs(1), ctx.needs(2))
     mean, rstd = ctx.stats
     layout = ctx.layout
     conf = layout + (ctx.eps, ctx.train, out_dtypes)
-    outs = iter(grad_cls.apply(g, x, w, conf, mean, rstd, mask))
+    outs = iter(grad_cls.apply(g, x, w, b, conf, mean, rstd, mask))
     return tuple(next(outs) if m else None for m in mask)
 
 
@@ -324,7 +345,7 @@ class NativeLayerNorm(ArrayFunction, name="NativeLayerNormBackward0", scalar_edg
     @staticmethod
     def backward(ctx, g):
         x, w, b = ctx.saved_tensors
-        return _norm_backward(ctx, _LayerNormGrad, g, x, w, _dtypes(x, w, b)) + (None, None)
+        return _norm_backward(ctx, _LayerNormGrad, g, x, w, _dtypes(x, w, b), b) + (None, None)
 
 
 def _layer_norm(input, normalized_shape, weight, bias, eps, op_name):

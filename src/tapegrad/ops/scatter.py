@@ -401,12 +401,14 @@ def _slices(a, axis):
 
 class IndexAddTo(ArrayFunction, name="IndexAddBackward0", nondiff=(2,)):
     """self with alpha * source's slices added at index along dim (repeats accumulate).
-    derivatives.yaml index_add: self: grad; source: grad.index_select(dim, index) * alpha."""
+    derivatives.yaml index_add: self: grad; source: grad.index_select(dim, index) * alpha.
+    Source is saved when it needs a gradient, as torch saves it (for expand_as(source)), so
+    changing it in place before backward raises then."""
 
     @staticmethod
     def forward(ctx, x, axis, idx, src, alpha):
         ctx.axis, ctx.alpha = axis, alpha
-        ctx.save_for_backward(idx)
+        ctx.save_for_backward(idx, src if ctx.needs(3) else None)
         out = x.copy()
         vals = _slices(src, axis) if alpha == 1 else _slices(src, axis) * alpha
         np.add.at(_slices(out, axis), idx.reshape(-1), vals.astype(out.dtype, copy=False))
@@ -414,7 +416,7 @@ class IndexAddTo(ArrayFunction, name="IndexAddBackward0", nondiff=(2,)):
 
     @staticmethod
     def backward(ctx, g):
-        idx, = ctx.saved_tensors
+        idx, _ = ctx.saved_tensors
         gs = None
         if ctx.needs(3):
             gs = IndexSelect.apply(_at1(g), ctx.axis, idx)
@@ -774,17 +776,18 @@ def _wrapped_gather(x, axis, index):
 
 class Take(ArrayFunction, name="TakeBackward0", nondiff=(1,)):
     """input.flatten()[index], in index's shape. derivatives.yaml take: self:
-    zeros_like(self).put_(index, grad, accumulate=True)."""
+    zeros_like(self).put_(index, grad, accumulate=True). Input and index are saved, as torch
+    saves self and index, so changing either in place before backward raises."""
 
     @staticmethod
     def forward(ctx, x, idx):
         ctx.shape = x.shape
-        ctx.save_for_backward(idx)
+        ctx.save_for_backward(idx, x)
         return x.reshape(-1)[idx]
 
     @staticmethod
     def backward(ctx, g):
-        idx, = ctx.saved_tensors
+        idx, _ = ctx.saved_tensors
         return Put.apply(g, ctx.shape, idx), None
 
 
@@ -833,18 +836,20 @@ def take(input, index):
 # ---- masked_select, masked_scatter ----------------------------------------------------------------
 class MaskedSelect(ArrayFunction, name="MaskedSelectBackward0", nondiff=(1,)):
     """The elements of input where mask is True (both broadcast), as 1-D. derivatives.yaml
-    masked_select: zeros(broadcast shape).masked_scatter(mask, grad), summed back to self."""
+    masked_select: zeros(broadcast shape).masked_scatter(mask, grad), summed back to self.
+    Input and mask are saved, as torch saves self and mask, so changing either in place before
+    backward raises."""
 
     @staticmethod
     def forward(ctx, x, m):
         shape = np.broadcast_shapes(x.shape, m.shape)
         ctx.shape = shape
-        ctx.save_for_backward(m)
+        ctx.save_for_backward(m, x)
         return np.broadcast_to(x, shape)[np.broadcast_to(m, shape)]
 
     @staticmethod
     def backward(ctx, g):
-        m, = ctx.saved_tensors
+        m, _ = ctx.saved_tensors
         return MaskedSelectGrad.apply(g, ctx.shape, m), None
 
 
@@ -2006,18 +2011,20 @@ def lerp(input, end, weight):
 # ---- unary: nan_to_num, isinf, isposinf, isneginf, logit, sinc ------------------------------------
 class NanToNum(ArrayFunction, name="NanToNumBackward0"):
     """nan, +inf and -inf replaced by numbers. derivatives.yaml nan_to_num: grad *
-    isfinite(self)."""
+    isfinite(self). The input is saved, as torch saves self, so changing it in place before
+    backward raises."""
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
-        ctx.finite = np.isfinite(x) if x.dtype.kind == "f" else None
+        ctx.save_for_backward(x)
         if x.dtype.kind != "f":
             return x.copy()
         return np.nan_to_num(x, copy=True, nan=nan, posinf=posinf, neginf=neginf)
 
     @staticmethod
     def backward(ctx, g):
-        return g * _mask(ctx.finite, g._data.dtype), None, None, None
+        x, = ctx.saved_tensors
+        return g * _mask(np.isfinite(x._data), g._data.dtype), None, None, None
 
 
 @op("nan_to_num")

@@ -24,20 +24,22 @@ def _coords(idx, axis):
 
 class Gather(ArrayFunction, name="GatherBackward0", nondiff=(2,)):
     """out[i][j] = x[index[i][j]][j] (for dim 0; likewise for other dims). derivatives.yaml
-    gather_backward: zeros.scatter_add(dim, index, grad). ``idx``: the index Tensor."""
+    gather_backward: zeros.scatter_add(dim, index, grad). ``idx``: the index Tensor. x and the
+    index are saved, as torch saves self and index, so changing either in place before
+    backward raises."""
 
     @staticmethod
     def forward(ctx, x, axis, idx):
         ctx.in_shape, ctx.axis = x.shape, axis
-        # saved: version-checked and freed by backward, as torch's index
-        ctx.save_for_backward(idx)
+        # saved: version-checked and freed by backward, as torch's self and index
+        ctx.save_for_backward(idx, x)
         if x.ndim == 0:
             return x.reshape(idx.shape).copy()
         return x[_coords(idx, axis)]
 
     @staticmethod
     def backward(ctx, g):
-        idx, = ctx.saved_tensors
+        idx, _ = ctx.saved_tensors
         return ScatterAdd.apply(g, ctx.in_shape, ctx.axis, idx), None, None
 
 
