@@ -200,7 +200,7 @@ def run_deep(args, result):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("workload", choices=["W1", "W2", "W3", "W4", "W5", "W6", "W7"])
+    p.add_argument("workload", choices=["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8"])
     p.add_argument("framework", choices=["tapegrad", "torch", "numpy"])
     p.add_argument("--iters", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)

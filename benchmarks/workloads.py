@@ -33,6 +33,7 @@ W3_BATCH = 256
 W4_N = 1_000_000
 W5_BATCH = 64
 W7_SIZES = (100_000, 1_000_000)
+W8_SIZES, W8_BATCH = (8, 8, 8, 4), 4
 LR = 0.01
 
 
@@ -631,8 +632,10 @@ def build(workload, framework, threads=None, n=None):
     if framework == "numpy":
         return {"W1": lambda: NPChain((4,), W1_OPS), "W2": lambda: NPChain((), W2_OPS),
                 "W3": NPMLP, "W4": NPWide, "W5": NPCNN, "W6": NPMLP,
-                "W7": lambda: NPDeep(n)}[workload]()
+                "W7": lambda: NPDeep(n), "W8": lambda: NPMLP(sizes=W8_SIZES, batch=W8_BATCH)
+                }[workload]()
     fw = TorchLike(framework, threads)
     return {"W1": lambda: TLChain(fw, (4,), W1_OPS), "W2": lambda: TLChain(fw, (), W2_OPS),
             "W3": lambda: TLMLP(fw), "W4": lambda: TLWide(fw), "W5": lambda: TLCNN(fw),
-            "W6": lambda: TLMLP(fw), "W7": lambda: TLDeep(fw, n)}[workload]()
+            "W6": lambda: TLMLP(fw), "W7": lambda: TLDeep(fw, n),
+            "W8": lambda: TLMLP(fw, sizes=W8_SIZES, batch=W8_BATCH)}[workload]()

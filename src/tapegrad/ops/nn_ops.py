@@ -192,17 +192,20 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
         tg = target.reshape(-1).astype(np.int64, copy=False)
         n = lp.shape[0]
         rows = np.arange(n)
-        valid = tg != ignore_index
-        if weight is None and valid.all():
+        # (ignore_index None: nll_loss found every target a class index, none ignored)
+        valid = None if ignore_index is None else tg != ignore_index
+        if weight is None and (valid is None or valid.all()):
             # every target counts once (the usual case): w is None for all-ones weights
-            safe, w = tg, None
+            safe, w, valid = tg, None, None
             losses = np.negative(lp[rows, tg])
         else:
+            if valid is None:
+                valid = np.ones(n, bool)
             safe = np.where(valid, tg, 0)
             w = (weight[safe] if weight is not None else np.ones(n, lp.dtype)) * valid
             w = w.astype(lp.dtype, copy=False)
             losses = -lp[rows, safe] * w
-        ctx.meta = (lp.shape, rows, w, reduction, logp.shape)
+        ctx.meta = (lp.shape, rows, w, valid, reduction, logp.shape)
         # the targets as used, and the tensors given: freed by backward and version-checked,
         # as torch's saved target and weight
         ctx.save_for_backward(safe, target, weight)
@@ -218,12 +221,15 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
     @staticmethod
     def backward(ctx, g):
         safe, _, _ = ctx.saved_tensors
-        shape, rows, w, reduction, in_shape = ctx.meta
+        shape, rows, w, valid, reduction, in_shape = ctx.meta
         coef = -1.0 if w is None else -w
         if reduction == "mean":
             coef = coef / ctx.denom
         onehot = np.zeros(shape, g._data.dtype)
-        onehot[rows, safe._data] = coef
+        if valid is None:
+            onehot[rows, safe._data] = coef
+        else:   # an ignored target's row stays +0, as torch skips it (not -0.0, or nan for 0/0)
+            onehot[rows[valid], safe._data[valid]] = coef[valid]
         if reduction == "none":
             gi = g.reshape(-1, 1) * _make(onehot)
         else:
@@ -295,10 +301,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                            f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
     c = ishape[1] if nd >= 2 else ishape[0]
     t = target._data.astype(np.int64, copy=False)
-    bad = (t != ignore_index) & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: nll_loss targets "
-                         f"must be class indices in [0, {c - 1}] (input has {c} classes)")
+    # one comparison finds every target outside [0, c) (a negative one reads as a huge unsigned
+    # number); only then are ignored ones told from bad ones
+    if (t.view(np.uint64) >= c).any():
+        bad = (t != ignore_index) & ((t < 0) | (t >= c))
+        if bad.any():
+            raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: nll_loss "
+                             f"targets must be class indices in [0, {c - 1}] (input has {c} "
+                             f"classes)")
+    elif not 0 <= ignore_index < c:
+        ignore_index = None     # (no target can be ignored: forward skips looking)
     if isinstance(weight, Tensor) and weight._requires_grad and _grad_state.record:
         raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to "
                            "argument 'weight'. This input cannot have requires_grad True. (nll_loss "
