@@ -1,8 +1,10 @@
-"""Regression and divergence losses: l1_loss, smooth_l1_loss, huber_loss, kl_div,
-poisson_nll_loss, and the helpers they share with mse_loss's ``weight=`` (nn_ops.py).
+"""Regression and divergence losses: mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div,
+poisson_nll_loss, and the helpers they share.
 
 Which are primitives follows torch 2.13, so that the recorded graphs match its graphs:
 
+* mse_loss without a weight is one node, MseLossBackward0 (derivatives.yaml
+  mse_loss_backward: 2 (input - target) grad, / numel for 'mean').
 * smooth_l1_loss (beta > 0) and huber_loss are one node each, SmoothL1LossBackward0 and
   HuberLossBackward0. Their derivatives are those of derivatives.yaml
   (smooth_l1_loss_backward / huber_loss_backward for the input, the same with the arguments
@@ -39,8 +41,9 @@ from ..autograd.function import ArrayFunction
 from ..autograd.graph import user_stacklevel
 from ._registry import op
 from ._util import Tensor, _make, broadcast_error, promote
-from .nn_ops import _check_reduction, _reduce_array, _reduction_hint
+from .nn_ops import _check_reduction, _reduce_array, _reduction, _reduction_hint
 from .pointwise import exp, log
+from .pointwise import pow as _pow
 from .scatter import Xlogy
 
 _TWO_PI = 2.0 * math.pi
@@ -308,6 +311,89 @@ class AddScalar(ArrayFunction, name="AddBackward1"):
 
 
 # ---- l1_loss ------------------------------------------------------------------------------------
+class MseLoss(ArrayFunction, name="MseLossBackward0"):
+    """Mean/sum/none of (input - target) ** 2 ('mean' of no elements: nan, as torch).
+    derivatives.yaml mse_loss_backward: 2 (input - target) grad / n (n = numel for 'mean')."""
+
+    @staticmethod
+    def forward(ctx, a, b, reduction):
+        ctx.save_for_backward(a, b)
+        ctx.reduction = reduction
+        d = a - b
+        if reduction == "mean" and d.size == 0:     # the mean of nothing: nan, as torch
+            return np.asarray(np.nan, d.dtype)
+        return _reduce_array(d * d, reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        diff = a - b
+        n = diff._data.size
+        scale = 2.0 / n if ctx.reduction == "mean" and n else 2.0   # (n == 0: empty anyway)
+        gd = g * diff * scale
+        return (gd if ctx.needs(0) else None), (-gd if ctx.needs(1) else None), None
+
+
+@op("mse_loss", functional=True, method=False, namespace=False)
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(input - target) ** 2`` (times ``weight``) reduced by ``reduction``:
+    'mean' (over all elements), 'sum' or 'none' (torch's deprecated 'elementwise_mean' is read
+    as 'mean', with its UserWarning). Shapes broadcast (torch warns with a UserWarning when they
+    differ; so do we), and only an operand not already of the broadcast shape is expanded
+    (ExpandBackward0), as torch.broadcast_tensors. The legacy ``size_average``/``reduce``
+    flags, when either is not None, choose the reduction instead (torch's
+    _Reduction.legacy_get_string: reduce=False gives 'none', else size_average=False 'sum',
+    else 'mean'), with torch's deprecation UserWarning (after the size warning, as torch), and
+    ``reduction`` is then ignored.
+
+    Without a weight: the primitive MseLossBackward0 (derivatives.yaml mse_loss_backward:
+    2 (input - target) grad, / numel for 'mean'); the result has the promoted dtype of input
+    and target (a float32 input with an int64 target gives float32), which must be floating.
+
+    ``weight`` (optional, torch 2.13) must have exactly the input's shape; it multiplies the
+    squared errors (broadcasting against the target's shape) and 'mean' is then
+    sum(weight * (input - target) ** 2) / sum(weight). As torch, this path is a composite
+    (SubBackward0, PowBackward0, MulBackward0, then SumBackward0 and DivBackward0 for 'mean'),
+    the weight may require grad, and integer input and target are accepted (the float weight
+    makes the result floating).
+
+    Raises, in torch's order: AttributeError for a non-Tensor input, target or weight;
+    RuntimeError for shapes that do not broadcast; ValueError for a weight whose shape is not
+    the input's; ValueError for an unknown reduction (when no legacy flag is given; with a
+    weight after the loss is computed, 'elementwise_mean' included, as torch);
+    NotImplementedError ("mse_cpu" not implemented) for integer or bool input and target
+    without a weight; RuntimeError for a bool operand with a weight (torch cannot subtract
+    bools)."""
+    _need_tensors(input, target, "mse_loss")
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, reduction)
+    ei, et = input, target
+    if input._data.shape != target._data.shape:
+        try:
+            shape = np.broadcast_shapes(input._data.shape, target._data.shape)
+        except ValueError:
+            raise broadcast_error("mse_loss", input, target) from None
+        if input._data.shape != shape:
+            ei = input.expand(shape)
+        if target._data.shape != shape:
+            et = target.expand(shape)
+    if weight is not None:
+        _check_weight(weight, input, "mse_loss")
+        loss = _pow(_sub(ei, et, "mse_loss"), 2) * weight
+        return _weighted_reduce(loss, weight, reduction, "mse_loss", mean_by_weight=True)
+    reduction = _check_reduction(reduction)
+    common = _float_operands(ei, et, "mse_cpu", "mse_loss").np
+    # an integer or bool operand (which cannot require grad) is cast to the floating result
+    # dtype up front, so that MseLoss's NumPy arithmetic does not widen it (float32 - int64
+    # would give float64 in NumPy; torch gives float32)
+    if ei._data.dtype.kind != "f":
+        ei = _make(ei._data.astype(common))
+    if et._data.dtype.kind != "f":
+        et = _make(et._data.astype(common))
+    return MseLoss.apply(ei, et, reduction)
+
+
 def _l1(input, target, reduction, op_name):
     """|input - target| reduced (torch's composite l1_loss: SubBackward0, AbsBackward0, then
     MeanBackward0 / SumBackward0); input and target already broadcast."""
