@@ -15,7 +15,7 @@ import tapegrad.autograd as autograd
 from tapegrad._tensor import Tensor
 from tapegrad.autograd import engine
 from tapegrad.optim.optimizer import Optimizer
-from tapegrad.ops import reduction, shape
+from tapegrad.ops import losses, nn_ops, reduction, shape
 
 HOT = {
     "Tensor.shape": Tensor.shape.fget,
@@ -34,6 +34,12 @@ HOT = {
     "SumAll.backward": reduction.SumAll.backward,
     "MeanAll.backward": reduction.MeanAll.backward,
     "Expand.forward": shape.Expand.forward,
+    "linear": nn_ops.linear,
+    "log_softmax": nn_ops.log_softmax,
+    "nll_loss": nn_ops.nll_loss,
+    "NllLoss.forward": nn_ops.NllLoss.forward,
+    "NllLoss.backward": nn_ops.NllLoss.backward,
+    "mse_loss": losses.mse_loss,
 }
 
 
