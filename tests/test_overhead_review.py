@@ -85,3 +85,44 @@ def test_w8_step_matches_torch():
         np.testing.assert_allclose(res["tapegrad"][key], res["torch"][key], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(res["tapegrad"][key], res["numpy"][key], rtol=1e-5, atol=1e-6)
     assert torch is not None
+
+
+def _nll_graph(L, shape, target, **kw):
+    lp = L.tensor(np.random.RandomState(0).standard_normal(shape), requires_grad=True)
+    g, = L.autograd.grad(L.nn.functional.nll_loss(lp, L.tensor(target), **kw).sum(), lp,
+                         create_graph=True)
+    nf = [None if n is None else n.name().replace("torch::autograd::", "")
+          for n, _ in g.grad_fn.next_functions]
+    gg, = L.autograd.grad((g * g).sum(), lp, allow_unused=True)
+    return g.grad_fn.name(), nf, g.is_contiguous(), g.detach().numpy().copy(), \
+        None if gg is None else gg.numpy().copy()
+
+
+@pytest.mark.parametrize("case", [((3, 4), [0, 1, 2], {}), ((4,), 2, {}),
+                                  ((2, 4, 3, 3), np.zeros((2, 3, 3), np.int64), {}),
+                                  ((3, 4), [0, -100, 2], {"reduction": "none"}),
+                                  ((3, 4), [0, -100, 2], {"reduction": "sum"})])
+def test_nll_gradient_node_as_torch(case):
+    # NllLossBackwardBackward0 / NllLoss2DBackwardBackward0 take self (a zero derivative), as
+    # torch's, so a gradient penalty differentiates back to the log-probabilities
+    shape, target, kw = case
+    ours = _nll_graph(tg, shape, target, **kw)
+    assert ours[0] in ("NllLossBackwardBackward0", "NllLoss2DBackwardBackward0")
+    assert ours[1] == [None, "AccumulateGrad"] and ours[2]
+    torch = pytest.importorskip("torch")
+    theirs = _nll_graph(torch, shape, target, **kw)
+    assert ours[:3] == theirs[:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12)
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-12)
+
+
+def test_nll_loss_input_changed_in_place_raises():
+    # torch saves nll_loss's self: changing it in place before backward is an error
+    for L in (tg, pytest.importorskip("torch")):
+        lp = L.tensor([[-1.0, -2.0], [-0.5, -1.5]], requires_grad=True)
+        lq = lp * 1
+        loss = L.nn.functional.nll_loss(lq, L.tensor([0, 1]))
+        lq.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+        assert lp.grad is None

@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype
 from ._device import CPU
 from ._size import Size
-from .autograd import backward as _backward
+from . import autograd as _autograd
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import AccumulateGrad, new_version_counter, user_stacklevel
 
@@ -508,7 +508,8 @@ class Tensor:
         ``create_graph`` records the backward itself, for higher-order derivatives.
         ``inputs`` limits accumulation to those tensors. Raises RuntimeError when self does not
         require grad, when ``gradient`` is missing for a non-scalar, or when the graph was freed."""
-        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        # (looked up on each call, as torch's: a patched autograd.backward is the one called)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _detached(src, vc):

@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, to_float
+from ._util import Tensor, _make, _wrap_dim, _zeros_of, to_float
 from .._dtype import scalar_name
 from .linalg import Addmm, check_same_dtype, matmul
 from ..autograd.graph import user_stacklevel
@@ -179,8 +179,11 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
     """Negative log-likelihood of class indices. Arguments: log-probabilities (N, C) or (C,)
     (NllLoss2D: (N, C, H, W)), targets (N,) / () ((N, H, W)) as an integer Tensor, class weights
-    (a Tensor) or None, reduction, ignore_index. The targets and weights are saved
-    (version-checked in backward, as torch) but get no gradient."""
+    (a Tensor) or None, reduction, ignore_index (None: nll_loss found that no target is ignored).
+    The log-probabilities, targets and weights are saved (version-checked in backward, as
+    torch's self, target and weight), and the targets and weights get no gradient. An ignored
+    target's row is skipped (+0 loss and gradient, whatever its input). derivatives.yaml
+    nll_loss: self: nll_loss_backward (:class:`NllLossGrad`)."""
 
     @staticmethod
     def forward(ctx, logp, target, weight, reduction, ignore_index):
@@ -193,7 +196,6 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
         tg = target.reshape(-1).astype(np.int64, copy=False)
         n = lp.shape[0]
         rows = np.arange(n)
-        # (ignore_index None: nll_loss found every target a class index, none ignored)
         valid = None if ignore_index is None else tg != ignore_index
         if weight is None and (valid is None or valid.all()):
             # every target counts once (the usual case): w is None for all-ones weights
@@ -205,48 +207,73 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             safe = np.where(valid, tg, 0)
             w = (weight[safe] if weight is not None else np.ones(n, lp.dtype)) * valid
             w = w.astype(lp.dtype, copy=False)
-            losses = -lp[rows, safe] * w
-        ctx.meta = (lp.shape, rows, w, valid, reduction, logp.shape)
-        # the targets as used, and the tensors given: freed by backward and version-checked,
-        # as torch's saved target and weight
-        ctx.save_for_backward(safe, target, weight)
+            losses = np.zeros(n, lp.dtype)
+            losses[valid] = -lp[rows[valid], safe[valid]] * w[valid]
+        denom = None
         if reduction == "none":
-            return losses.reshape(target.shape)
-        total = losses.sum()
-        if reduction == "sum":
-            return np.asarray(total, lp.dtype)
-        denom = w.sum() if w is not None else lp.dtype.type(n)
-        ctx.denom = denom
-        return np.asarray(total / denom, lp.dtype)
+            out = losses.reshape(target.shape)
+        else:
+            out = losses.sum()
+            if reduction == "mean":
+                denom = w.sum() if w is not None else lp.dtype.type(n)
+                out = out / denom
+            out = np.asarray(out, lp.dtype)
+        ctx.meta = (lp.shape, rows, safe, w, valid, reduction, denom, ignore_index)
+        ctx.save_for_backward(logp, target, weight)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        safe, _, _ = ctx.saved_tensors
-        shape, rows, w, valid, reduction, in_shape = ctx.meta
-        coef = -1.0 if w is None else -w
-        if reduction == "mean":
-            coef = coef / ctx.denom
-        onehot = np.zeros(shape, g._data.dtype)
-        if valid is None:
-            onehot[rows, safe._data] = coef
-        else:   # an ignored target's row stays +0, as torch skips it (not -0.0, or nan for 0/0)
-            onehot[rows[valid], safe._data[valid]] = coef[valid]
-        if reduction == "none":
-            gi = g.reshape(-1, 1) * _make(onehot)
-        else:
-            gi = g * _make(onehot)
-        if len(in_shape) == 4:      # the rows back to (N, H, W) and the classes to dim 1
-            n, c, h, wd = in_shape
-            gi = gi.reshape(n, h, wd, c).permute(0, 3, 1, 2)
-        elif len(in_shape) == 1:
-            gi = gi.reshape(in_shape)
-        return gi, None, None, None, None
+        logp, target, weight = ctx.saved_tensors
+        grad_cls = NllLoss2DGrad if logp._data.ndim == 4 else NllLossGrad
+        return grad_cls.apply(g, logp, target, weight, ctx.meta), None, None, None, None
 
 
 class NllLoss2D(NllLoss, name="NllLoss2DBackward0"):
     """:class:`NllLoss` of (N, C, H, W) log-probabilities against (N, H, W) targets (torch's
     nll_loss2d, which nll_loss of other ranks above 2 goes through by viewing them as 4-D).
     derivatives.yaml nll_loss2d: the same gradient as nll_loss at each position."""
+
+
+class NllLossGrad(ArrayFunction, name="NllLossBackwardBackward0", nondiff=(2, 3)):
+    """nll_loss_backward(grad, self, target, weight): the incoming gradient times
+    -weight[target] (divided by the total weight for 'mean') at each row's target class, and +0
+    everywhere else (an ignored target's row too, whatever the gradient), in self's shape.
+    derivatives.yaml nll_loss_backward: grad_output: nll_loss(grad, target, weight, reduction,
+    ignore_index), so its derivative is :class:`NllLoss` again; self: zeros (self only ties the
+    gradient to it, as torch's)."""
+
+    @staticmethod
+    def forward(ctx, g, logp, target, weight, meta):
+        ctx.meta = meta
+        ctx.save_for_backward(target, weight)
+        shape, rows, safe, w, valid, reduction, denom, _ = meta
+        coef = -1.0 if w is None else -w
+        if reduction == "mean":
+            coef = coef / denom
+        coef = coef * (g.reshape(-1) if reduction == "none" else g)
+        out = np.zeros(shape, g.dtype)
+        if valid is None:
+            out[rows, safe] = coef
+        else:
+            out[rows[valid], safe[valid]] = coef[valid]
+        if logp.ndim == 4:      # the rows back to (N, H, W) and the classes to dim 1
+            n, c, h, wd = logp.shape
+            return np.ascontiguousarray(out.reshape(n, h, wd, c).transpose(0, 3, 1, 2))
+        return out.reshape(logp.shape)
+
+    @staticmethod
+    def backward(ctx, v):
+        target, weight = ctx.saved_tensors
+        *_, reduction, _, ignore_index = ctx.meta
+        fwd_cls = NllLoss2D if v._data.ndim == 4 else NllLoss
+        gv = fwd_cls.apply(v, target, weight, reduction, ignore_index) if ctx.needs(0) else None
+        gl = _zeros_of(v) if ctx.needs(1) else None
+        return gv, gl, None, None, None
+
+
+class NllLoss2DGrad(NllLossGrad, name="NllLoss2DBackwardBackward0"):
+    """:class:`NllLossGrad` of :class:`NllLoss2D`."""
 
 
 @op("nll_loss", functional=True, method=False, namespace=False)
@@ -319,6 +346,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                            "weight.detach())")
     if weight is not None and not isinstance(weight, Tensor):
         weight = _make(np.asarray(weight))
+    if weight is not None and (weight._data.ndim != 1 or weight._data.shape[0] != c):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {c} classes or no classes but got "
+            f"weight tensor of shape: {list(weight._data.shape)}" if nd <= 2 else
+            f"weight tensor should be defined either for all or no classes (nll_loss: {c} "
+            f"classes, weight of shape {list(weight._data.shape)})")
     if nd <= 2:
         return NllLoss.apply(input, target, weight, reduction, ignore_index)
     if nd == 4:
