@@ -5,6 +5,7 @@ Methods here are the thin ones that touch autograd state; every op (``exp``, ``s
 """
 from __future__ import annotations
 
+import copy
 import warnings
 import weakref
 
@@ -244,8 +245,25 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+    def __copy__(self):
+        """``copy.copy``, as torch: a new leaf sharing this tensor's storage, for any tensor (the
+        copy of a view is not a view, the copy of a tensor made by an op has no grad_fn), with
+        this tensor's requires_grad and a shallow copy of its attributes; no ``.grad``, no hooks,
+        and a version counter of its own, at 1 as torch's (which rebuilds the copy with set_)."""
+        new = _make(self._data)
+        new._requires_grad = self.requires_grad
+        _fresh_version(new)
+        new.__dict__.update(_user_attrs(self))
+        return new
+
     def __deepcopy__(self, memo):
-        """A copy with its own storage (leaves only, as in torch); ``.grad`` is copied too."""
+        """``copy.deepcopy``, as torch: leaves only (RuntimeError for a tensor made by an op). The
+        copy's values are in a copy of this tensor's whole storage, made once per deepcopy call:
+        tensors that shared storage share the copy, at the same offsets and strides (a view and
+        its base, a ``.grad`` viewing another copied tensor), though a view's copy is not a view,
+        as in torch. requires_grad is kept; ``.grad`` and the tensor's attributes are deep-copied
+        through the same memo; the version counter is the copy's own, at 1 as torch's."""
+        requires_grad = self.requires_grad  # (a view whose base was since written: refreshed)
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
                                "the deepcopy protocol at the moment. If you were attempting to "
@@ -254,11 +272,15 @@ class Tensor:
                                "103001 (call .detach() on computed tensors first)")
         if id(self) in memo:
             return memo[id(self)]
-        new = _make(self._data.copy())
-        new._requires_grad = self._requires_grad
-        if self._grad is not None:
-            new._grad = _make(self._grad._data.copy())
+        new = _make(_storage_copy(self._data, memo))
+        new._requires_grad = requires_grad
+        _fresh_version(new)
+        # in the memo before the parts are copied: an attribute referring back to this tensor
+        # gets the copy, not endless recursion
         memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        new.__dict__.update(copy.deepcopy(_user_attrs(self), memo))
         return new
 
     def __reduce_ex__(self, proto):
@@ -510,6 +532,47 @@ class Tensor:
         require grad, when ``gradient`` is missing for a non-scalar, or when the graph was freed."""
         # (looked up on each call, as torch's: a patched autograd.backward is the one called)
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+# tapegrad's own state kept in a tensor's instance dict (the class defaults in Tensor's body);
+# the rest of the dict is the user's attributes, which copy.copy and deepcopy carry over as torch
+_OWN_STATE = frozenset(k for k, v in vars(Tensor).items()
+                       if k[:1] == "_" and k[:2] != "__" and not hasattr(v, "__get__"))
+
+
+def _user_attrs(t):
+    return {k: v for k, v in t.__dict__.items() if k not in _OWN_STATE}
+
+
+def _fresh_version(t):
+    """Give copy ``t`` a version counter of its own at 1, as torch's copy.copy and deepcopy give
+    theirs (an inference tensor has none)."""
+    if not t._no_version():
+        vc = t._vc = new_version_counter()
+        vc.v = 1
+
+
+def _storage_copy(arr, memo):
+    """``arr``'s values on a copy of its whole storage (the array its ``.base`` chain starts
+    from), one copy per deepcopy call, kept in ``memo``: arrays that shared memory share the copy,
+    at the same offsets and strides, as torch's deepcopy shares one copy of a storage. An empty
+    array, or one whose storage has no single layout (not C or Fortran ordered), gets a copy of
+    its own."""
+    root = arr
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not arr.size or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return arr.copy(order="K")
+    copies = memo.setdefault("tapegrad storages", {})   # (memo's own keys are ints)
+    entry = copies.get(id(root))
+    if entry is None:
+        # root's bytes in memory order; root is kept in the entry so its id stays its own
+        entry = copies[id(root)] = (root, np.array(root.reshape(-1, order="A").view(np.uint8)))
+    offset = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    new = np.ndarray(arr.shape, arr.dtype, buffer=entry[1], offset=offset, strides=arr.strides)
+    if not arr.flags.writeable:     # (an expanded tensor stays read-only)
+        new.flags.writeable = False
+    return new
 
 
 def _detached(src, vc):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _init
+from .._tensor import Tensor, _init, _make, _user_attrs
 from ..autograd.graph import new_version_counter
 
 __all__ = ["Parameter"]
@@ -42,11 +42,21 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
+    def __copy__(self):
+        """``copy.copy``, as torch: a Parameter sharing this one's storage, with its
+        requires_grad and a shallow copy of its attributes; no ``.grad``, a version counter of its
+        own."""
+        result = type(self)(self.data, self.requires_grad)
+        result.__dict__.update(_user_attrs(self))
+        return result
+
     def __deepcopy__(self, memo):
+        """``copy.deepcopy``, as torch's Parameter: a Parameter on a copy of the values alone
+        (strides kept; not shared with other tensors through the memo), with this one's
+        requires_grad; no ``.grad``, no attributes."""
         if id(self) in memo:
             return memo[id(self)]
-        from .._tensor import _make
-        result = type(self)(_make(self._data.copy()), self.requires_grad)
+        result = type(self)(_make(self._data.copy(order="K")), self.requires_grad)
         memo[id(self)] = result
         return result
 
