@@ -38,11 +38,13 @@ _OPERAND_TYPES = (Tensor, int, float, bool)
 
 def coerce_operand(x):
     """The operand an op takes from ``x``: a Tensor or a Python number as is, a NumPy scalar as the
-    Python number it holds (like a Python number it never promotes a tensor's dtype:
+    Python number torch reads from it (like a Python number it never promotes a tensor's dtype:
     ``x / np.sqrt(d)`` stays float32, as in torch), a NumPy array as a tensor; None for any other
-    type (a dunder then returns NotImplemented)."""
+    type (a dunder then returns NotImplemented). A NumPy bool is read as a float, as torch's
+    argument parser does: ``int_tensor + np.bool_(True)`` is float32, and ``bool_tensor -
+    np.bool_(True)`` is a float subtraction (refused for the bool tensor alone)."""
     if isinstance(x, np.generic):
-        return x.item()
+        return float(x) if isinstance(x, np.bool_) else x.item()
     if isinstance(x, np.ndarray):
         return _make(x)
     return x if isinstance(x, _OPERAND_TYPES) else None
@@ -70,8 +72,8 @@ def promote(a, b):
             if a.dtype is b.dtype:
                 return a, b
         elif type(b) is float:
-            # weak_scalar's cache, inlined: the hottest case (one table per float dtype, as
-            # hashing a (number, dtype) key costs more than the ufunc it saves on)
+            # weak_scalar's cache, inlined: the hottest case (one table per float dtype but
+            # float16, as hashing a (number, dtype) key costs more than the ufunc it saves on)
             cache = _weak.get(a.dtype)
             if cache is not None:
                 w = cache.get(b)
@@ -92,14 +94,18 @@ def promote(a, b):
     return a, b
 
 
-_weak = {np.dtype(t): {} for t in (np.float16, np.float32, np.float64)}
+# float16 has no table: torch's mul and div read the number in float32, not rounded to float16
+# (half_scalar), so a float16 array falls through the inlined lookups to the ops' float16 paths
+_weak = {np.dtype(t): {} for t in (np.float32, np.float64)}
 
 
 def weak_scalar(v, dtype):
     """A Python number as a cached read-only 0-d array of the float array's dtype it meets: the
     value NumPy would compute with (it casts a weak Python scalar to the array's dtype), at about a
     third of the cost per ufunc call (converting a Python float is most of a small op's time).
-    Zero is left alone (-0.0 == 0.0 as a dict key), and so is a number a float cannot hold."""
+    Zero is left alone (-0.0 == 0.0 as a dict key), and so is a number a float cannot hold, and any
+    number meeting a float16 array (NumPy's own cast to float16 is what + and - want; mul and div
+    use :func:`half_scalar`)."""
     cache = _weak.get(dtype)
     if cache is None or not v or not -1e300 < v < 1e300:
         return v
@@ -111,6 +117,14 @@ def weak_scalar(v, dtype):
         arr.flags.writeable = False
         cache[v] = arr
     return arr
+
+
+def half_scalar(ufunc, a, b):
+    """``ufunc(a, b)`` (multiply or divide) of a float16 array and a Python number as torch's CPU
+    kernels compute it: in float32 ("opmath"), the number converted to float32 rather than first
+    rounded to float16, the result rounded to float16 once. (torch's add and sub do round the
+    number to float16 first, as NumPy does.)"""
+    return ufunc(a.astype(_F32), np.float32(b)).astype(_HALF)
 
 
 def _scalar(v, target):

@@ -16,31 +16,99 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
-                    check_operand, coerce_operand, float_result, promote, to_float, weak_scalar)
+                    check_operand, coerce_operand, float_result, half_scalar, promote, to_float,
+                    weak_scalar)
 
 _nd = np.ndarray
 
 
 # ---- arithmetic ---------------------------------------------------------------------------------
+_BOOL = np.dtype(np.bool_)
+_TWO_BOOL_SUB = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                 "`^` or `logical_xor()` operator instead.")
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _sub_error(a, b):
+    """torch's error for a subtraction with a bool operand: a bool array or a Python bool (torch
+    wraps one as a bool tensor; a NumPy bool reaches here as a float, see coerce_operand). Sub
+    and Rsub raise it for two bool operands, and for a bool operand with a number."""
+    ab = a.dtype is _BOOL if type(a) is _nd else type(a) is bool
+    bb = b.dtype is _BOOL if type(b) is _nd else type(b) is bool
+    return RuntimeError(_TWO_BOOL_SUB if ab and bb else _BOOL_SUB)
+
+
+def _alpha_number(alpha, op):
+    """``alpha`` of add/sub/rsub as the Python number torch reads from it: a NumPy scalar as
+    coerce_operand reads it (a NumPy bool as a float), a 0-d tensor as its value. TypeError for
+    anything else, as torch; RuntimeError for a complex number (no tensor here is complex)."""
+    if isinstance(alpha, np.generic):
+        alpha = coerce_operand(alpha)
+    elif isinstance(alpha, Tensor) and alpha._data.ndim == 0:
+        alpha = alpha.item()
+    if not isinstance(alpha, numbers.Number):
+        raise TypeError(f"{op}(): argument 'alpha' must be Number, not {type(alpha).__name__}")
+    if isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+    return alpha
+
+
+def _scaled(x, y, alpha, op, sign=1):
+    """``x + sign * alpha * y`` for add (sign 1), sub and rsub (-1) given an ``alpha`` (a number,
+    see _alpha_number), after torch's checks of alpha against the result dtype (x and y are
+    promoted: the array among them has it). float16 is computed in float32 from alpha and the
+    operands as float16 values and rounded once, as torch's kernel does."""
+    dt = x.dtype if type(x) is _nd else y.dtype
+    if type(alpha) is bool and dt is not _BOOL:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dt.kind != "f" and not isinstance(alpha, int):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if dt.kind == "f":
+        top = float(np.finfo(dt).max)
+        if top < abs(alpha) != float("inf"):
+            raise RuntimeError(f"value cannot be converted to type {dt} without overflow: {op}'s "
+                               f"alpha={alpha!r} is outside the range of tapegrad.{dt} (largest "
+                               f"{top:g})")
+        if dt is _HALF:
+            x32, y32 = (v.astype(_F32) if type(v) is _nd else np.float32(np.float16(v))
+                        for v in (x, y))
+            return (x32 + np.float32(np.float16(alpha)) * y32 * sign).astype(_HALF)
+    elif dt is _BOOL:
+        alpha = bool(alpha)     # (sub and rsub refused bool operands already)
+    else:
+        info = np.iinfo(dt)
+        # torch lets a negative alpha wrap around for an unsigned dtype (as NumPy will not)
+        lo = -info.max if dt.kind == "u" else info.min
+        if not lo <= alpha <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt} without overflow: {op}'s "
+                               f"alpha={alpha!r} is outside [{lo}, {info.max}] for tapegrad.{dt}")
+        if alpha < 0 and dt.kind == "u":
+            alpha += info.max + 1
+    return x + y * alpha if sign == 1 else x - y * alpha
+
+
 class Add(ArrayFunction, name="AddBackward0", scalar_edges=2, operands=True):
     """a + alpha * b. derivatives.yaml: self: grad; other: grad * alpha."""
 
     @staticmethod
-    def forward(ctx, a, b, alpha=1):
-        if type(b) is float and type(a) is _nd and alpha == 1:
+    def forward(ctx, a, b, alpha=None):
+        if type(b) is float and type(a) is _nd and alpha is None:
             cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
             w = None if cache is None else cache.get(b)
             if w is not None:
                 return a + w
         a, b = promote(a, b)
-        if alpha != 1:
-            ctx.alpha = alpha
-            return a + b * alpha
-        return a + b
+        if alpha is None:
+            return a + b
+        ctx.alpha = alpha = _alpha_number(alpha, "add")
+        return _scaled(a, b, alpha, "add")
 
     @staticmethod
     def backward(ctx, g):
-        # a third argument means alpha != 1 was given (and kept in ctx.alpha)
+        # a third argument means an alpha was given (and kept in ctx.alpha)
         return (g, g) if len(ctx._edges) == 2 else (g, g * ctx.alpha, None)
 
 
@@ -48,32 +116,57 @@ class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
     """a - alpha * b. derivatives.yaml: self: grad; other: -grad * alpha."""
 
     @staticmethod
-    def forward(ctx, a, b, alpha=1):
+    def forward(ctx, a, b, alpha=None):
+        if type(b) is float and alpha is None:
+            cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
+            w = None if cache is None else cache.get(b)
+            if w is not None:
+                return a - w
+        if type(b) is _nd:
+            # (one bool array and one of another dtype is let through: tapegrad's own formulas
+            # subtract a bool tensor from a float one, the losses' gradients among them)
+            if a.dtype is _BOOL and b.dtype is _BOOL:
+                raise _sub_error(a, b)
+        elif a.dtype is _BOOL or type(b) is bool:
+            raise _sub_error(a, b)
         a, b = promote(a, b)
-        if np.result_type(a, b) == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.")
-        if alpha != 1:
-            ctx.alpha = alpha
-            return a - b * alpha
-        return a - b
+        if alpha is None:
+            return a - b
+        ctx.alpha = alpha = _alpha_number(alpha, "sub")
+        return _scaled(a, b, alpha, "sub", -1)
 
     @staticmethod
     def backward(ctx, g):
         return (g, -g) if len(ctx._edges) == 2 else (g, g * -ctx.alpha, None)
 
 
-class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=2):
-    """number - tensor (``2 - x``). derivatives.yaml rsub: self: -grad."""
+class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=1):
+    """number - alpha * tensor (``2 - x``, ``rsub(x, 2, alpha=3)``): the tensor's array comes
+    first (or a number: ``sub(2, 3)``). derivatives.yaml rsub: self: -grad * alpha."""
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, alpha=None):
+        if type(a) is _nd:
+            if type(b) is float and alpha is None:
+                cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
+                w = None if cache is None else cache.get(b)
+                if w is not None:
+                    return w - a
+            if a.dtype is _BOOL:
+                raise _sub_error(b, a)
+        if type(b) is bool:
+            raise _sub_error(b, a)
         a, b = promote(a, b)
-        return b - a
+        if alpha is None:
+            return b - a
+        ctx.alpha = alpha = _alpha_number(alpha, "rsub")
+        return _scaled(b, a, alpha, "rsub", -1)
 
     @staticmethod
     def backward(ctx, g):
-        return -g, None
+        if len(ctx._edges) == 2:
+            return -g, None
+        return g * -ctx.alpha, None, None
 
 
 _MUL_SAVED: dict = {}
@@ -104,13 +197,20 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                 # each gradient needs only the other operand: save just that (torch does the
                 # same, so changing an operand in place is an error only when its value is needed)
                 ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
-        if type(b) is float and type(a) is _nd:
-            # promote's hottest case (a float array times a Python float seen before), inlined:
-            # the call costs more than the product itself
-            cache = _weak.get(a.dtype)
-            w = None if cache is None else cache.get(b)
-            if w is not None:
-                return a * w
+        # promote's hottest cases, inlined (the call costs more than a small product): a float
+        # array times a Python number seen before, and arrays of one dtype
+        tb = type(b)
+        if tb is float or tb is int:
+            if type(a) is _nd:
+                cache = _weak.get(a.dtype)
+                if cache is not None:
+                    w = cache.get(b)
+                    if w is not None:
+                        return a * w
+                elif a.dtype is _HALF:  # (float16 has no table: torch multiplies in float32)
+                    return half_scalar(np.multiply, a, b)
+        elif tb is _nd and a.dtype is b.dtype:
+            return a * b
         a, b = promote(a, b)
         return a * b
 
@@ -122,14 +222,18 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
         if b is None:
             return None, gb
         if isinstance(b, Tensor):
-            other = b._data
-            arr = _spare(g, other)
+            arr = _spare(g, b._data)
+            if arr is not None:     # g is the engine's alone: the product goes into its buffer
+                arr *= b._data
+                return g, gb
         else:   # a number, as the cached array a Python float becomes (see promote)
             arr = _spare(g)
-            other = b if arr is None else weak_scalar(b, arr.dtype)
-        if arr is not None:     # g is the engine's alone: the product goes into its buffer
-            arr *= other
-            return g, gb
+            if arr is not None:
+                cache = _weak.get(arr.dtype)    # (inlined, as in forward; float16 has none)
+                w = None if cache is None else cache.get(b)
+                if w is not None:
+                    arr *= w
+                    return g, gb
         return Mul.apply(g, b), gb
 
 
@@ -141,6 +245,18 @@ class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
     def forward(ctx, a, b):
         if ctx is not NULL_CTX:
             ctx.save_for_backward(a if ctx.needs(1) else None, b)
+        tb = type(b)    # (float_result's hottest cases, inlined, as in Mul)
+        if tb is float or tb is int:
+            if type(a) is _nd:
+                cache = _weak.get(a.dtype)
+                if cache is not None:
+                    w = cache.get(b)
+                    if w is not None:
+                        return a / w
+                elif a.dtype is _HALF:  # (float16 has no table: torch divides in float32)
+                    return half_scalar(np.true_divide, a, b)
+        elif tb is _nd and a.dtype is b.dtype and a.dtype.kind == "f":
+            return a / b
         a, b = float_result(a, b)
         return a / b
 
@@ -712,32 +828,44 @@ class ToCopy(ArrayFunction, name="ToCopyBackward0"):
 @op("add")
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting; dtype by torch's promotion rules. TypeError for an
-    operand that is neither a tensor nor a number, and for an ``alpha`` that is not a number."""
+    operand that is neither a tensor nor a number, and for an ``alpha`` that is not a number;
+    RuntimeError for an alpha the result dtype refuses, as torch (a float alpha for an integer
+    result, a bool one for a non-bool result, one out of the dtype's range)."""
     input = check_operand(input, "add")
     other = check_operand(other, "add")
-    if not isinstance(alpha, numbers.Number):
-        raise TypeError(f"add(): argument 'alpha' must be Number, not {type(alpha).__name__}")
-    if not isinstance(input, Tensor):
-        input, other = other, input
-    return Add.apply(input, other) if alpha == 1 else Add.apply(input, other, alpha)
+    if type(alpha) is int and alpha == 1:   # (not True nor 1.0: torch checks those)
+        if not isinstance(input, Tensor):
+            input, other = other, input
+        return Add.apply(input, other)
+    return Add.apply(input, other, _alpha_number(alpha, "add"))
 
 
 @op("sub", aliases=("subtract",))
 def sub(input, other, *, alpha=1):
-    """input - alpha * other, broadcasting."""
+    """input - alpha * other, broadcasting. RuntimeError, as torch, for two bool operands (bool
+    tensors or Python bools), for a bool operand with a number, and for an ``alpha`` the result
+    dtype refuses (see :func:`add`); a bool tensor minus a tensor of another dtype (or the
+    reverse) is computed, where torch refuses it."""
     other = check_operand(other, "sub")
+    plain = type(alpha) is int and alpha == 1   # (not True nor 1.0: torch checks those)
     if not isinstance(input, Tensor):
-        return Rsub.apply(other, input) if alpha == 1 else Rsub.apply(other * alpha, input)
-    return Sub.apply(input, other) if alpha == 1 else Sub.apply(input, other, alpha)
+        input = check_operand(input, "sub")
+        return Rsub.apply(other, input) if plain else \
+            Rsub.apply(other, input, _alpha_number(alpha, "sub"))
+    if plain:
+        return Sub.apply(input, other)
+    return Sub.apply(input, other, _alpha_number(alpha, "sub"))
 
 
 @op("rsub")
 def rsub(input, other, *, alpha=1):
-    """other - alpha * input."""
+    """other - alpha * input (``2 - x`` is ``rsub(x, 2)``). Errors as :func:`sub`'s."""
     other = check_operand(other, "rsub")
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
-    return Rsub.apply(input if alpha == 1 else input * alpha, other)
+    if type(alpha) is int and alpha == 1:
+        return Rsub.apply(input, other)
+    return Rsub.apply(input, other, _alpha_number(alpha, "rsub"))
 
 
 @op("mul", aliases=("multiply",))
@@ -1021,7 +1149,7 @@ def _dunder(fn, reflected=False):
 Tensor.__add__ = Tensor.__radd__ = Add.apply
 Tensor.__mul__ = Tensor.__rmul__ = Mul.apply
 Tensor.__sub__ = _dunder(sub)
-Tensor.__rsub__ = _dunder(sub, reflected=True)
+Tensor.__rsub__ = _dunder(rsub)
 Tensor.__truediv__ = _dunder(div)
 Tensor.__rtruediv__ = _dunder(div, reflected=True)
 Tensor.__pow__ = _dunder(pow)
@@ -1039,11 +1167,15 @@ Tensor.__ge__ = _dunder(ge)
 
 def _bitwise(ufunc, name):
     def f(self, other):
-        if not isinstance(other, _OPERAND_TYPES + (np.number, np.bool_)):
+        if isinstance(other, (np.number, np.bool_)):
+            other = coerce_operand(other)   # (as the arithmetic dunders take it)
+        elif not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         a, b = promote(_data(self), _data(other))
-        if np.result_type(a, b).kind == "f":
-            raise RuntimeError(f"\"{name}\" is not implemented for floating-point tensors")
+        dt = np.result_type(a, b)
+        if dt.kind == "f":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{_dtype.scalar_name(dt)}'")
         return _make(np.asarray(ufunc(a, b)))
     return f
 
@@ -1055,7 +1187,8 @@ Tensor.__xor__ = Tensor.__rxor__ = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 def _invert(self):
     if self._data.dtype.kind == "f":
-        raise RuntimeError("\"bitwise_not\" is not implemented for floating-point tensors")
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
     return _make(np.invert(self._data))
 
 
