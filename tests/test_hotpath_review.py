@@ -174,8 +174,10 @@ def _outcome(f):
     return str(r.dtype).split(".")[-1], repr(r.tolist())
 
 
-_NP_SCALARS = [np.bool_(True), np.bool_(False), np.int64(3), np.int16(5), np.float64(2.5),
-               np.float32(0.1)]
+# (named as NumPy 2 prints them; NumPy 1 prints np.True_ as True)
+_NP_SCALARS = {"np.True_": np.bool_(True), "np.False_": np.bool_(False),
+               "np.int64(3)": np.int64(3), "np.int16(5)": np.int16(5),
+               "np.float64(2.5)": np.float64(2.5), "np.float32(0.1)": np.float32(0.1)}
 _SCALAR_OPS = {
     "+": lambda L, x, s: x + s, "r+": lambda L, x, s: s + x, "*": lambda L, x, s: x * s,
     "r*": lambda L, x, s: s * x, "-": lambda L, x, s: x - s, "r-": lambda L, x, s: s - x,
@@ -197,9 +199,9 @@ _SCALAR_OPS = {
 
 def _scalar_outcomes(L, dtype):
     out = {}
-    for s in _NP_SCALARS:
+    for key, s in _NP_SCALARS.items():
         for name, f in _SCALAR_OPS.items():
-            out[name, repr(s)] = _outcome(
+            out[name, key] = _outcome(
                 lambda f=f, s=s: f(L, L.tensor([1, 0, 3], dtype=getattr(L, dtype)), s))
     return out
 

@@ -106,9 +106,13 @@ def weak_scalar(v, dtype):
     Zero is left alone (-0.0 == 0.0 as a dict key), and so is a number a float cannot hold, and any
     number meeting a float16 array (NumPy's own cast to float16 is what + and - want; mul and div
     use :func:`half_scalar`)."""
-    cache = _weak.get(dtype)
-    if cache is None or not v or not -1e300 < v < 1e300:
+    if not v or not -1e300 < v < 1e300:
         return v
+    cache = _weak.get(dtype)
+    if cache is None:
+        # (float16, uncached: NumPy 2's own cast, made explicit, as NumPy 1's value-based
+        # casting would compute float16 + 3001 in float32)
+        return np.array(v, dtype) if dtype is _HALF else v
     arr = cache.get(v)
     if arr is None:
         if len(cache) > 512:    # varying numbers (a decaying learning rate): stay bounded
