@@ -15,7 +15,7 @@ import tapegrad.autograd as autograd
 from tapegrad._tensor import Tensor
 from tapegrad.autograd import engine
 from tapegrad.optim.optimizer import Optimizer
-from tapegrad.ops import losses, nn_ops, reduction, shape
+from tapegrad.ops import losses, nn_ops, pointwise, reduction, shape
 
 HOT = {
     "Tensor.shape": Tensor.shape.fget,
@@ -40,6 +40,7 @@ HOT = {
     "NllLoss.forward": nn_ops.NllLoss.forward,
     "NllLoss.backward": nn_ops.NllLoss.backward,
     "mse_loss": losses.mse_loss,
+    "Tensor.to": pointwise._to,
 }
 
 

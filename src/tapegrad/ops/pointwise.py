@@ -11,6 +11,8 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._device import device as _device_cls
+from .._factories import _check_device
 from ..autograd.function import NULL_CTX, ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
@@ -505,6 +507,15 @@ def _not_ones(g, strides):
 _ONE = {np.dtype(t): weak_scalar(1.0, np.dtype(t)) for t in (np.float16, np.float32, np.float64)}
 
 
+def _read_only_zero(t):
+    z = np.zeros((), t)
+    z.flags.writeable = False
+    return z
+
+
+_ZERO = {np.dtype(t): _read_only_zero(t) for t in (np.float16, np.float32, np.float64)}
+
+
 def _out_shape(a, b):
     return a.shape if a.shape == b.shape else np.broadcast_shapes(a.shape, b.shape)
 
@@ -596,7 +607,9 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        return np.maximum(x, 0)
+        # (a 0-d zero of x's float dtype: NumPy converts a Python 0 on every call, which costs
+        # as much as the maximum itself on small arrays)
+        return np.maximum(x, _ZERO.get(x.dtype, 0))
 
     @staticmethod
     def backward(ctx, g):
@@ -1031,8 +1044,6 @@ def where(condition, input=None, other=None):
 def _to(self, *args, **kwargs):
     """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
     changes). Recorded as ToCopyBackward0."""
-    from .._device import device as _device_cls
-    from .._factories import _check_device
     dt = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
     for a in args:
