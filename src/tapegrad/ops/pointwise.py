@@ -18,8 +18,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
-                    check_operand, coerce_operand, float_result, half_scalar, promote, to_float,
-                    weak_scalar)
+                    check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
 
 _nd = np.ndarray
 
@@ -504,16 +503,17 @@ def _not_ones(g, strides):
 
 
 # (y of tanh/sigmoid is always floating)
-_ONE = {np.dtype(t): weak_scalar(1.0, np.dtype(t)) for t in (np.float16, np.float32, np.float64)}
+def _constants(v):
+    """``v`` as a read-only 0-d array of each float dtype: NumPy converts a Python number on every
+    ufunc call, which costs as much as the ufunc itself on small arrays."""
+    out = {}
+    for t in (np.float16, np.float32, np.float64):
+        c = out[np.dtype(t)] = np.array(v, t)
+        c.flags.writeable = False
+    return out
 
 
-def _read_only_zero(t):
-    z = np.zeros((), t)
-    z.flags.writeable = False
-    return z
-
-
-_ZERO = {np.dtype(t): _read_only_zero(t) for t in (np.float16, np.float32, np.float64)}
+_ONE, _ZERO = _constants(1.0), _constants(0.0)
 
 
 def _out_shape(a, b):
@@ -607,8 +607,6 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        # (a 0-d zero of x's float dtype: NumPy converts a Python 0 on every call, which costs
-        # as much as the maximum itself on small arrays)
         return np.maximum(x, _ZERO.get(x.dtype, 0))
 
     @staticmethod
@@ -838,6 +836,12 @@ class ToCopy(ArrayFunction, name="ToCopyBackward0"):
 
 
 # ---- public functions ---------------------------------------------------------------------------
+def _no_alpha(alpha):
+    """Whether add/sub/rsub were given the default alpha, the int 1 (True and 1.0 are checked
+    against the result dtype, as torch)."""
+    return type(alpha) is int and alpha == 1
+
+
 @op("add")
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting; dtype by torch's promotion rules. TypeError for an
@@ -846,7 +850,7 @@ def add(input, other, *, alpha=1, out=None):
     result, a bool one for a non-bool result, one out of the dtype's range)."""
     input = check_operand(input, "add")
     other = check_operand(other, "add")
-    if type(alpha) is int and alpha == 1:   # (not True nor 1.0: torch checks those)
+    if _no_alpha(alpha):
         if not isinstance(input, Tensor):
             input, other = other, input
         return Add.apply(input, other)
@@ -860,7 +864,7 @@ def sub(input, other, *, alpha=1):
     dtype refuses (see :func:`add`); a bool tensor minus a tensor of another dtype (or the
     reverse) is computed, where torch refuses it."""
     other = check_operand(other, "sub")
-    plain = type(alpha) is int and alpha == 1   # (not True nor 1.0: torch checks those)
+    plain = _no_alpha(alpha)
     if not isinstance(input, Tensor):
         input = check_operand(input, "sub")
         return Rsub.apply(other, input) if plain else \
@@ -876,7 +880,7 @@ def rsub(input, other, *, alpha=1):
     other = check_operand(other, "rsub")
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
-    if type(alpha) is int and alpha == 1:
+    if _no_alpha(alpha):
         return Rsub.apply(input, other)
     return Rsub.apply(input, other, _alpha_number(alpha, "rsub"))
 
