@@ -19,10 +19,37 @@ import numpy as np
 
 from .._tensor import Tensor, _make
 from ..ops.shape import sum_to_size
-from .grad_mode import enable_grad, set_grad_enabled
+from .grad_mode import enable_grad, set_state
+from .grad_mode import state as _state
 from .graph import EXACT_REFCOUNTS, FREED, AccumulateGrad, sole_holder
 
 __all__ = ["run_backward", "call_node"]
+
+# NumPy >= 2 keeps its floating-point error state in one context variable: setting it to a
+# prepared "ignore all" state costs a quarter of entering np.errstate (a backward call enters it
+# once). Elsewhere (NumPy 1.x) np.errstate itself.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+    with np.errstate(all="ignore"):
+        _QUIET = _ERRSTATE.get()
+except (ImportError, AttributeError):
+    _ERRSTATE = None
+
+
+def _quiet():
+    """Silence NumPy's inf/nan warnings; returns what :func:`_unquiet` needs to undo it."""
+    if _ERRSTATE is not None:
+        return _ERRSTATE.set(_QUIET)
+    es = np.errstate(all="ignore")
+    es.__enter__()
+    return es
+
+
+def _unquiet(token):
+    if _ERRSTATE is not None:
+        _ERRSTATE.reset(token)
+    else:
+        token.__exit__(None, None, None)
 
 
 def _collect(root_nodes, targets):
@@ -192,8 +219,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
     pop, push = heapq.heappop, heapq.heappush
     # (NumPy's inf/nan warnings stay quiet, as torch is, even where a program turns warnings into
-    # errors: the package's own warning filter loses to one the program adds later)
-    with set_grad_enabled(bool(create_graph)), np.errstate(all="ignore"):
+    # errors: the package's own warning filter loses to one the program adds later.) Grad mode is
+    # create_graph during the walk: switched directly, as set_grad_enabled's three writes of the
+    # thread-local state cost as much as a node.
+    prev = _state.grad_enabled
+    mode = bool(create_graph)
+    if mode is not prev:
+        set_state(mode, _state.inference)
+    quiet = _quiet()
+    try:
         ready = None    # a node the previous one made ready
         while True:
             # a node made ready runs next without a trip through the heap when nothing queued is
@@ -292,6 +326,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             # drop the loop's reference to the last gradient passed on: the next backward may
             # reuse a gradient's buffer only when the engine alone holds it (a reference count)
             g = None
+    finally:
+        _unquiet(quiet)
+        if mode is not prev:
+            set_state(prev, _state.inference)
     # the walk's last gradients: _commit may take a gradient nobody else holds as .grad (a
     # reference count), so the loop's locals must not count
     grads = buf = res = old = None

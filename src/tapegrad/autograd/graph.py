@@ -39,7 +39,11 @@ def user_frame():
     f = sys._getframe(2)
     while f is not None:
         code = f.f_code
-        if not _inside(code):
+        # (_inside, inlined: this walk runs for most recorded ops called from the package)
+        inside = _in_pkg.get(code.co_filename)
+        if inside is None:
+            inside = _inside(code)
+        if not inside:
             return code, f.f_lasti
         f = f.f_back
     return None

@@ -31,8 +31,13 @@ def sum_array(x, axis=None, keepdims=False, dtype=None):
     once, as torch accumulates half (NumPy adds float16 along a non-contiguous axis in float16,
     rounding at every step)."""
     if dtype is None and x.dtype is _HALF:
-        return np.asarray(x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)).astype(_HALF)
-    return np.asarray(x.sum(axis=axis, keepdims=keepdims, dtype=dtype))
+        return np.asarray(_add_reduce(x, axis, np.float32, keepdims=keepdims)).astype(_HALF)
+    # (ndarray.sum is this same reduce behind a Python-level wrapper)
+    out = _add_reduce(x, axis, dtype, keepdims=keepdims)
+    return out if type(out) is _nd else np.asarray(out)
+
+
+_add_reduce = np.add.reduce
 _OPERAND_TYPES = (Tensor, int, float, bool)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, promote
+from .shape import SumToSize, T
 
 
 class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
@@ -75,9 +76,9 @@ def mm_grads(ctx, g, a, b, ia, ib):
     a_t, b_t = ctx.layout
     ga = gb = None
     if ctx.needs(ia):
-        ga = MmT.apply(b, g, False, True).t() if a_t else MmT.apply(g, b, False, True)
+        ga = T.apply(MmT.apply(b, g, False, True)) if a_t else MmT.apply(g, b, False, True)
     if ctx.needs(ib):
-        gb = MmT.apply(g, a, True, False).t() if b_t else MmT.apply(a, g, True, False)
+        gb = T.apply(MmT.apply(g, a, True, False)) if b_t else MmT.apply(a, g, True, False)
     return ga, gb
 
 
@@ -224,7 +225,8 @@ def dot(input, other):
 
 class Addmm(ArrayFunction, name="AddmmBackward0"):
     """bias + m1 @ m2 (what nn.Linear records for 2-D input). derivatives.yaml addmm:
-    self: grad (summed to bias's shape by the engine); mat1: grad @ mat2^T; mat2: mat1^T @ grad."""
+    self: grad, summed to bias's shape (here, as the engine's sum_to would: SumBackward1 under
+    create_graph); mat1: grad @ mat2^T; mat2: mat1^T @ grad."""
 
     @staticmethod
     def forward(ctx, bias, m1, m2):
@@ -237,7 +239,11 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
     @staticmethod
     def backward(ctx, g):
         m1, m2 = ctx.saved_tensors
-        return (g if ctx.needs(0) else None, *mm_grads(ctx, g, m1, m2, 1, 2))
+        gb = None
+        if ctx.needs(0):
+            shape = ctx._edges[0][2]
+            gb = g if g._data.shape == shape else SumToSize.apply(g, shape)
+        return (gb, *mm_grads(ctx, g, m1, m2, 1, 2))
 
 
 @op("addmm")

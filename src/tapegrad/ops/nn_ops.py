@@ -122,7 +122,7 @@ class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0", saves_result=True):
     def forward(ctx, x, d):
         x = to_float(x)
         if x.size:
-            y = np.subtract(x, _reduce_keepdims(np.maximum, x, d), out=np.empty_like(x))
+            y = np.subtract(x, _reduce_keepdims(np.maximum, x, d))
             y -= np.log(_reduce_keepdims(np.add, np.exp(y), d))
         else:
             y = x.copy()
@@ -193,14 +193,26 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             lp = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
         else:
             lp = logp if batched else logp[None]
-        tg = target.reshape(-1).astype(np.int64, copy=False)
+        tg = target if target.ndim == 1 and target.dtype == np.int64 else \
+            target.reshape(-1).astype(np.int64, copy=False)
         n = lp.shape[0]
         rows = np.arange(n)
         valid = None if ignore_index is None else tg != ignore_index
         if weight is None and (valid is None or valid.all()):
             # every target counts once (the usual case): w is None for all-ones weights
             safe, w, valid = tg, None, None
-            losses = np.negative(lp[rows, tg])
+            picked = lp[rows, tg]
+            if reduction != "none":
+                # sum(-p) is -sum(p) exactly (rounding is symmetric), one pass fewer
+                out = -np.add.reduce(picked)
+                denom = None
+                if reduction == "mean":
+                    denom = lp.dtype.type(n)
+                    out = out / denom
+                ctx.meta = (lp.shape, rows, safe, w, valid, reduction, denom, ignore_index)
+                ctx.save_for_backward(logp, target, weight)
+                return np.asarray(out, lp.dtype)
+            losses = np.negative(picked)
         else:
             if valid is None:
                 valid = np.ones(n, bool)
@@ -331,7 +343,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     t = target._data.astype(np.int64, copy=False)
     # one comparison finds every target outside [0, c) (a negative one reads as a huge unsigned
     # number); only then are ignored ones told from bad ones
-    if (t.view(np.uint64) >= c).any():
+    if t.size and np.maximum.reduce(t.view(np.uint64), axis=None) >= c:
         bad = (t != ignore_index) & ((t < 0) | (t >= c))
         if bad.any():
             raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: nll_loss "

@@ -202,7 +202,7 @@ class T(ArrayFunction, name="TBackward0", view=True):
 
     @staticmethod
     def backward(ctx, g):
-        return g.t()
+        return T.apply(g)
 
 
 @op("permute")
@@ -399,16 +399,22 @@ def broadcast_to(input, size):
     return expand(input, tuple(size))
 
 
+_LEADING = [(), (0,), (0, 1), (0, 1, 2)]
+
+
 class SumToSize(ArrayFunction, name="SumBackward1"):
     """Sum a broadcast gradient back to ``shape``. Derivative: expand back (derivatives.yaml
     sum_to_size)."""
 
     @staticmethod
     def forward(ctx, x, shape):
-        ctx.in_shape = x.shape
+        xs = ctx.in_shape = x.shape
         lead = x.ndim - len(shape)
+        if lead and xs[lead:] == shape:
+            # only leading dims to sum (a bias's gradient): the sum has the shape already
+            return sum_array(x, _LEADING[lead] if lead < 4 else tuple(range(lead)))
         axes = tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+            lead + i for i, s in enumerate(shape) if s == 1 and xs[lead + i] != 1)
         out = sum_array(x, axes) if axes else x
         return out.reshape(shape)
 
