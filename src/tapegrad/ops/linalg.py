@@ -232,7 +232,7 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
     def forward(ctx, bias, m1, m2):
         ctx.save_for_backward(m1 if ctx.needs(2) else None, m2 if ctx.needs(1) else None)
         ctx.layout = (_transposed(m1), _transposed(m2))
-        out = np.matmul(*promote(m1, m2))
+        out = np.matmul(m1, m2) if m1.dtype is m2.dtype else np.matmul(*promote(m1, m2))
         out += bias
         return out
 

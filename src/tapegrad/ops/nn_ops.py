@@ -16,6 +16,7 @@ from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of, to_float
 from .._dtype import scalar_name
 from .linalg import Addmm, check_same_dtype, matmul
+from .shape import T
 from ..autograd.graph import user_stacklevel
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -100,7 +101,8 @@ class Softmax(ArrayFunction, name="SoftmaxBackward0", saves_result=True):
     def forward(ctx, x, d):
         x = to_float(x)
         if x.size:
-            e = np.subtract(x, _reduce_keepdims(np.maximum, x, d), out=np.empty_like(x))
+            e = np.subtract(x, _reduce_keepdims(np.maximum, x, d),
+                            out=None if x.ndim else np.empty_like(x))  # (0-d: an array)
             np.exp(e, out=e)
             y = np.divide(e, _reduce_keepdims(np.add, e, d), out=e)
         else:
@@ -145,7 +147,7 @@ class LogSoftmaxGrad(ArrayFunction, name="LogSoftmaxBackwardDataBackward0"):
     def forward(ctx, g, y, d):
         ctx.save_for_backward(g if ctx.needs(1) else None, y)
         ctx.d = d
-        t = np.exp(y, out=np.empty_like(y))   # an array even for 0-d y
+        t = np.exp(y, out=None if y.ndim else np.empty_like(y))   # (0-d: an array)
         t *= _reduce_keepdims(np.add, g, d)
         return np.subtract(g, t, out=t)
 
@@ -442,6 +444,11 @@ def linear(input, weight, bias=None):
     """input @ weight.T + bias. ``input``: (*, in_features), ``weight``: (out_features,
     in_features), ``bias``: (out_features,). 2-D input with bias records AddmmBackward0 as torch
     (with TBackward0 on the way to the weight)."""
+    ia, wa = input._data, weight._data
+    if ia.ndim == 2 and wa.ndim == 2 and bias is not None and ia.shape[1] == wa.shape[1] and \
+            ia.dtype is wa.dtype:
+        # (nn.Linear's usual call, checked in one go)
+        return Addmm.apply(bias, input, T.apply(weight))
     if input._data.shape[-1:] != weight._data.shape[-1:]:
         sa = input._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "

@@ -1,0 +1,148 @@
+"""What this stop's per-call speed-ups must keep, checked against torch where it has an answer:
+the engine's direct grad-mode switch and NumPy error state, Addmm summing its own bias gradient,
+nll_loss's single reduce and single bounds check, linear's fast path."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# ---- the engine puts grad mode and NumPy's error state back, whatever happens ----------------
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("outer_grad", [True, False])
+def test_backward_restores_grad_mode_and_numpy_errstate(create_graph, outer_grad):
+    seen = []
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 3.0).sum()
+    y.grad_fn.register_hook(lambda gi, go: seen.append(tg.is_grad_enabled()))
+    old = np.seterr(all="raise")
+    try:
+        with tg.set_grad_enabled(outer_grad):
+            y.backward(retain_graph=True, create_graph=create_graph)
+            assert tg.is_grad_enabled() is outer_grad
+        assert np.geterr() == {"divide": "raise", "over": "raise", "under": "raise",
+                               "invalid": "raise"}
+        # a backward that fails (the graph was freed) puts both back too
+        y.backward()
+        with tg.set_grad_enabled(outer_grad):
+            with pytest.raises(RuntimeError, match="second time"):
+                y.backward()
+            assert tg.is_grad_enabled() is outer_grad
+        assert np.geterr()["invalid"] == "raise"
+    finally:
+        np.seterr(**old)
+    # inside the walk, grad mode is create_graph (as torch); later walks ran without it
+    assert seen == [create_graph, False, False]
+
+
+def test_backward_is_quiet_about_inf_and_nan():
+    x = tg.tensor([0.0, -1.0], requires_grad=True)
+    old = np.seterr(all="raise")
+    try:
+        x.log().sum().backward()    # 1/0 and a log of a negative: no FloatingPointError
+    finally:
+        np.seterr(**old)
+    assert np.isinf(x.grad.numpy()[0])
+
+
+# ---- Addmm's bias gradient, summed by Addmm itself ---------------------------------------------
+_BIASES = [(5,), (1, 5), (), (4, 5), (1,)]
+
+
+def _addmm_grads(lib, bias_shape):
+    rng = np.random.RandomState(1)
+    b = lib.tensor(np.asarray(rng.randn(*bias_shape)), requires_grad=True)
+    m1 = lib.tensor(rng.randn(4, 3), requires_grad=True)
+    m2 = lib.tensor(rng.randn(3, 5), requires_grad=True)
+    out = lib.addmm(b, m1, m2)
+    w = lib.tensor(rng.randn(4, 5))
+    gb, gm1 = lib.autograd.grad((out * w).sum() ** 2, (b, m1), create_graph=True)
+    names = (type(gb.grad_fn).__name__ if gb.grad_fn is not None else None)
+    # a second derivative through the bias gradient
+    gg, = lib.autograd.grad((gb ** 2).sum(), m1)
+    return [gb.detach().numpy().copy(), gm1.detach().numpy().copy(), gg.numpy().copy()], names
+
+
+@pytest.mark.parametrize("bias_shape", _BIASES)
+def test_addmm_bias_gradient_sums_to_the_bias_shape(bias_shape):
+    got, _ = _addmm_grads(tg, bias_shape)
+    assert got[0].shape == bias_shape
+    torch = _torch()
+    want, _ = _addmm_grads(torch, bias_shape)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_linear_bias_gradient_and_graph_as_torch():
+    rng = np.random.RandomState(2)
+    arrays = [rng.randn(6, 4).astype(np.float32), rng.randn(3, 4).astype(np.float32),
+              rng.randn(3).astype(np.float32)]
+
+    def run(lib):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in arrays)
+        y = lib.nn.functional.linear(x, w, b)
+        fns = [type(f).__name__ for f, _ in y.grad_fn.next_functions if f is not None]
+        (y * y).sum().backward()
+        return fns, [t.grad.numpy().copy() for t in (x, w, b)], w.grad.is_contiguous()
+
+    fns, grads, contiguous = run(tg)
+    assert fns == ["AccumulateGrad", "AccumulateGrad", "TBackward0"] and contiguous
+    torch = _torch()
+    want = run(torch)
+    assert fns == want[0]
+    for g, w in zip(grads, want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_fast_path_keeps_the_general_errors():
+    x32 = tg.ones(2, 3)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        tg.nn.functional.linear(x32, tg.ones(4, 3, dtype=tg.float64), tg.ones(4))
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        tg.nn.functional.linear(x32, tg.ones(4, 2), tg.ones(4))
+
+
+# ---- nll_loss: one reduce for mean and sum, one bounds check ---------------------------------
+_LOGP = np.log(np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3], [0.25, 0.25, 0.5], [1.0, 1e-30, 1e-30]]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target", [[2, 0, 1, 0], [0, 0, 0, 0]])
+def test_nll_loss_values_and_gradients_match_torch(dtype, reduction, target):
+    def run(lib):
+        lp = lib.tensor(_LOGP.astype(dtype), requires_grad=True)
+        loss = lib.nn.functional.nll_loss(lp, lib.tensor(target), reduction=reduction)
+        loss.sum().backward()
+        return loss.detach().numpy().copy(), lp.grad.numpy().copy(), str(loss.dtype)
+
+    got = run(tg)
+    torch = _torch()
+    want = run(torch)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[2].split(".")[-1] == want[2].split(".")[-1]
+
+
+@pytest.mark.parametrize("target,dtype", [([0, 3], "int64"), ([-1, 0], "int64"),
+                                          ([0, 7], "uint8"), ([-100, 0], "int64")])
+def test_nll_loss_out_of_range_targets_raise_index_error(target, dtype):
+    lp = tg.zeros(2, 3, requires_grad=True)
+    t = tg.tensor(np.array(target).astype(dtype))
+    if target[0] == -100:       # the default ignore_index: not out of range
+        assert tg.nn.functional.nll_loss(lp, t).item() == 0.0
+        return
+    with pytest.raises(IndexError, match="out of bounds"):
+        tg.nn.functional.nll_loss(lp, t)
+    assert lp.grad is None
+
+
+def test_nll_loss_of_an_empty_batch_is_nan_as_torch():
+    z = tg.zeros((0, 3), requires_grad=True)
+    loss = tg.nn.functional.cross_entropy(z, tg.zeros(0, dtype=tg.int64))
+    loss.backward()
+    assert np.isnan(loss.item()) and z.grad.shape == (0, 3)
