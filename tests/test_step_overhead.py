@@ -146,3 +146,87 @@ def test_nll_loss_of_an_empty_batch_is_nan_as_torch():
     loss = tg.nn.functional.cross_entropy(z, tg.zeros(0, dtype=tg.int64))
     loss.backward()
     assert np.isnan(loss.item()) and z.grad.shape == (0, 3)
+
+
+# ---- a number where an op takes a tensor: torch's TypeError, not NumPy's AttributeError -------
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "relu", "sin", "neg", "sqrt", "log",
+                                  "floor", "nn.functional.relu"])
+@pytest.mark.parametrize("value", [3, 2.5])
+def test_unary_op_of_a_number_raises_torch_type_error(name, value):
+    def call(lib):
+        f = lib
+        for part in name.split("."):
+            f = getattr(f, part)
+        with pytest.raises(TypeError) as info:
+            f(value)
+        return str(info.value)
+
+    msg = call(tg)
+    op = name.split(".")[-1]
+    assert msg.startswith(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                          f"{type(value).__name__}")
+    torch = pytest.importorskip("torch")
+    assert call(torch) == msg
+
+
+# ---- found by this stop's review -------------------------------------------------------------
+@pytest.mark.parametrize("outer,create_graph,switch_to", [(True, True, False), (False, False, True),
+                                                          (True, False, False)])
+def test_backward_puts_back_grad_mode_a_hook_switched(outer, create_graph, switch_to):
+    """torch restores the caller's grad mode after backward even when a hook set it (without a
+    with block) to something else."""
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = (x * 2).sum()
+        y.grad_fn.register_hook(lambda gi, go: lib.set_grad_enabled(switch_to) and None)
+        with lib.set_grad_enabled(outer):
+            y.backward(create_graph=create_graph)
+            return lib.is_grad_enabled()
+
+    assert run(tg) is outer
+    torch = pytest.importorskip("torch")
+    assert run(torch) is outer
+
+
+def test_backward_keeps_numpy_buffer_size_and_error_callback():
+    seen = []
+
+    def hook(gi, go):
+        seen.append((np.getbufsize(), np.geterrcall(), np.geterr()["invalid"]))
+
+    def callback(kind, flag):
+        pass
+
+    x = tg.ones(3, requires_grad=True)
+    y = (x * 2).sum()
+    y.grad_fn.register_hook(hook)
+    old_size, old_call = np.getbufsize(), np.geterrcall()
+    try:
+        np.setbufsize(16384)
+        np.seterrcall(callback)
+        y.backward(retain_graph=True)
+        np.setbufsize(8192 * 3)
+        y.backward()
+    finally:
+        np.setbufsize(old_size)
+        np.seterrcall(old_call)
+    assert seen == [(16384, callback, "ignore"), (8192 * 3, callback, "ignore")]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("shape", [(3, 1), (0, 3)])
+def test_nll_loss_zero_is_positive_zero_as_torch(reduction, shape):
+    """One class (log-probability 0) or no rows: the loss is +0.0 (or nan), never -0.0."""
+    def run(lib):
+        lp = lib.zeros(shape)
+        loss = lib.nn.functional.nll_loss(lp, lib.zeros(shape[0], dtype=lib.int64),
+                                          reduction=reduction)
+        return loss.item()
+
+    got = run(tg)
+    torch = pytest.importorskip("torch")
+    want = run(torch)
+    if np.isnan(want):
+        assert np.isnan(got)
+    else:
+        assert got == want == 0.0 and np.copysign(1.0, got) == np.copysign(1.0, want) == 1.0

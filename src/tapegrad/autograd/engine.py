@@ -27,19 +27,26 @@ __all__ = ["run_backward", "call_node"]
 
 # NumPy >= 2 keeps its floating-point error state in one context variable: setting it to a
 # prepared "ignore all" state costs a quarter of entering np.errstate (a backward call enters it
-# once). Elsewhere (NumPy 1.x) np.errstate itself.
+# once). The prepared state is made from the caller's (so its buffer size and error callback
+# stay) and kept while the caller's state is the same object. Elsewhere (NumPy 1.x) np.errstate.
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
-    with np.errstate(all="ignore"):
-        _QUIET = _ERRSTATE.get()
-except (ImportError, AttributeError):
+except ImportError:
     _ERRSTATE = None
+_quiet_for = (None, None)   # (a caller's error state, the same with every warning ignored)
 
 
 def _quiet():
     """Silence NumPy's inf/nan warnings; returns what :func:`_unquiet` needs to undo it."""
+    global _quiet_for
     if _ERRSTATE is not None:
-        return _ERRSTATE.set(_QUIET)
+        cur = _ERRSTATE.get()
+        seen, quiet = _quiet_for
+        if cur is not seen:
+            with np.errstate(all="ignore"):
+                quiet = _ERRSTATE.get()
+            _quiet_for = (cur, quiet)
+        return _ERRSTATE.set(quiet)
     es = np.errstate(all="ignore")
     es.__enter__()
     return es
@@ -328,7 +335,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             g = None
     finally:
         _unquiet(quiet)
-        if mode is not prev:
+        # (also when a hook switched grad mode itself: torch puts the caller's back)
+        if _state.grad_enabled is not prev:
             set_state(prev, _state.inference)
     # the walk's last gradients: _commit may take a gradient nobody else holds as .grad (a
     # reference count), so the loop's locals must not count

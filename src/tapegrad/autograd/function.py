@@ -272,6 +272,9 @@ def _make_apply(cls, operands):
                     if n == 2 else forward(ctx, *arrays)
             except ValueError as e:
                 raise forward_error(cls, args, e) from None
+            except AttributeError:
+                _check_tensor_input(cls, args)
+                raise
             if type(out) is tuple:
                 outs = tuple(_make(o) for o in out)
                 record(ctx, args, arrays, outs)
@@ -329,6 +332,9 @@ def _make_apply(cls, operands):
                 forward(NULL_CTX, arrays[0], arrays[1]) if n == 2 else forward(NULL_CTX, *arrays)
         except ValueError as e:
             raise forward_error(cls, args, e) from None
+        except AttributeError:
+            _check_tensor_input(cls, args)
+            raise
         if type(out) is tuple:
             return tuple(_make(o) for o in out)
         if type(out) is not _nd:
@@ -398,6 +404,14 @@ def forward_error(cls, args, err):
     RuntimeError, naming the op and the input shapes."""
     from ..ops._util import broadcast_error
     return broadcast_error(op_name(cls), *args, reason=err)
+
+
+def _check_tensor_input(cls, args):
+    """TypeError as torch's argument parser raises it when an op's input is not a tensor (a
+    number's missing array attributes are what a forward trips on first)."""
+    if args and not isinstance(args[0], Tensor):
+        raise TypeError(f"{op_name(cls)}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(args[0]).__name__}") from None
 
 
 def _share_version(view, cls, args):

@@ -205,8 +205,9 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             safe, w, valid = tg, None, None
             picked = lp[rows, tg]
             if reduction != "none":
-                # sum(-p) is -sum(p) exactly (rounding is symmetric), one pass fewer
-                out = -np.add.reduce(picked)
+                # sum(-p), one pass fewer: 0 - sum(p) is that exactly (rounding is symmetric),
+                # a zero sum included, which is +0 either way
+                out = 0.0 - np.add.reduce(picked)
                 denom = None
                 if reduction == "mean":
                     denom = lp.dtype.type(n)
