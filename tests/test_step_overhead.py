@@ -230,3 +230,45 @@ def test_nll_loss_zero_is_positive_zero_as_torch(reduction, shape):
         assert np.isnan(got)
     else:
         assert got == want == 0.0 and np.copysign(1.0, got) == np.copysign(1.0, want) == 1.0
+
+
+# ---- linear's and addmm's added term: torch's type and dtype checks --------------------------
+def _bias_cases(lib):
+    F = lib.nn.functional
+    x, w = lib.ones(2, 3), lib.ones(4, 3)
+    f64 = lib.ones(4, dtype=lib.float64)
+    return {
+        "linear f64 bias": lambda: F.linear(x, w, f64),
+        "linear float bias": lambda: F.linear(x, w, 1.0),
+        "linear list bias": lambda: F.linear(x, w, [1.0] * 4),
+        "linear 3-d f64 bias": lambda: F.linear(lib.ones(2, 2, 3), w, f64),
+        "linear 1-d f64 bias": lambda: F.linear(lib.ones(3), w, f64),
+        "addmm f64 input": lambda: lib.addmm(f64, x, w.t()),
+        "addmm int input": lambda: lib.addmm(lib.ones(4, dtype=lib.int64), x, w.t()),
+        "addmm float input": lambda: lib.addmm(1.0, x, w.t()),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bias_cases(tg)))
+def test_bias_of_another_type_or_dtype_raises_as_torch(case):
+    def run(lib):
+        with pytest.raises((TypeError, RuntimeError)) as info:
+            _bias_cases(lib)[case]()
+        return info.type, str(info.value)
+
+    kind, msg = run(tg)
+    if kind is TypeError:
+        assert "must be Tensor, not" in msg
+    else:
+        assert msg.startswith("self and mat2 must have the same dtype, but got ")
+        assert "convert it" in msg      # (and says what to do)
+    torch = pytest.importorskip("torch")
+    want_kind, want_msg = run(torch)
+    assert kind is want_kind
+    assert msg.startswith(want_msg)
+
+
+def test_linear_with_parameters_takes_the_usual_path():
+    lin = tg.nn.Linear(3, 4)
+    y = lin(tg.ones(2, 3))
+    assert type(y.grad_fn).__name__ == "AddmmBackward0"

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ._registry import op
+from .._dtype import scalar_name
 from ._util import Tensor, promote
 from .shape import SumToSize, T
 
@@ -137,6 +138,20 @@ def check_same_dtype(a, b, name):
             f"one, e.g. b.to(a.dtype))")
 
 
+def check_bias(bias, mat, name, arg, position):
+    """torch's checks of the added term of addmm (linear's bias): a Tensor (TypeError naming the
+    argument), of the matrices' dtype (RuntimeError)."""
+    if not isinstance(bias, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(bias).__name__}")
+    bd, md = bias._data.dtype, mat._data.dtype
+    if bd != md:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {scalar_name(bd)} and "
+            f"{scalar_name(md)} ({name}: {arg} is tapegrad.{bd.name} and the matrices "
+            f"tapegrad.{md.name}; convert it, e.g. {arg}.to(tapegrad.{md.name}))")
+
+
 def _check_matmul(a, b, name):
     sa, sb = a._data.shape, b._data.shape
     if not sa or not sb:
@@ -248,7 +263,10 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
 
 @op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """input + mat1 @ mat2 (beta/alpha other than 1 are applied as separate multiplications)."""
+    """input + mat1 @ mat2 (beta/alpha other than 1 are applied as separate multiplications).
+    ``input`` broadcasts to (n, p); TypeError when it is not a Tensor, RuntimeError when its
+    dtype is not the matrices' (torch does not promote here), or for mat1/mat2 as matmul."""
+    check_bias(input, mat1, "addmm", "input", 1)
     _check_matmul(mat1, mat2, "addmm")
     if beta != 1 or alpha != 1:
         return input * beta + Mm.apply(mat1, mat2) * alpha

@@ -15,7 +15,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of, to_float
 from .._dtype import scalar_name
-from .linalg import Addmm, check_same_dtype, matmul
+from .linalg import Addmm, check_bias, check_same_dtype, matmul
 from .shape import T
 from ..autograd.graph import user_stacklevel
 
@@ -443,13 +443,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 @op("linear", functional=True, method=False, namespace=False)
 def linear(input, weight, bias=None):
     """input @ weight.T + bias. ``input``: (*, in_features), ``weight``: (out_features,
-    in_features), ``bias``: (out_features,). 2-D input with bias records AddmmBackward0 as torch
-    (with TBackward0 on the way to the weight)."""
+    in_features), ``bias``: (out_features,) or None. 2-D input with bias records AddmmBackward0
+    as torch (with TBackward0 on the way to the weight). TypeError for a bias that is not a
+    Tensor; RuntimeError for in_features that differ, or a weight or bias whose dtype is not the
+    input's (torch does not promote)."""
     ia, wa = input._data, weight._data
-    if ia.ndim == 2 and wa.ndim == 2 and bias is not None and ia.shape[1] == wa.shape[1] and \
-            ia.dtype is wa.dtype:
+    if ia.ndim == 2 and wa.ndim == 2 and isinstance(bias, Tensor) and \
+            ia.shape[1] == wa.shape[1] and ia.dtype is wa.dtype and bias._data.dtype is ia.dtype:
         # (nn.Linear's usual call, checked in one go)
         return Addmm.apply(bias, input, T.apply(weight))
+    if bias is not None:
+        check_bias(bias, input, "linear", "bias", 3)
     if input._data.shape[-1:] != weight._data.shape[-1:]:
         sa = input._data.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
