@@ -272,3 +272,26 @@ def test_linear_with_parameters_takes_the_usual_path():
     lin = tg.nn.Linear(3, 4)
     y = lin(tg.ones(2, 3))
     assert type(y.grad_fn).__name__ == "AddmmBackward0"
+
+
+# ---- masked_fill's backward as derivatives.yaml: grad.masked_fill(mask, 0) ----------------------
+@pytest.mark.parametrize("tensor_value", [False, True])
+def test_masked_fill_backward_with_inf_gradient_as_torch(tensor_value):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = lib.tensor(5.0, requires_grad=True)
+        mask = lib.tensor([True, False, True])
+        y = x.masked_fill(mask, v if tensor_value else 5.0)
+        g = lib.tensor([float("inf"), 1.0, float("nan")], requires_grad=True)
+        gx, = lib.autograd.grad(y, x, g, create_graph=True, retain_graph=True)
+        name = type(gx.grad_fn).__name__
+        y.backward(g.detach())
+        return x.grad.tolist(), (v.grad.item() if tensor_value else None), name
+
+    got = run(tg)
+    assert got[0] == [0.0, 1.0, 0.0]
+    assert got[2] == "MaskedFillBackward0"
+    torch = pytest.importorskip("torch")
+    want = run(torch)
+    assert got[:2] == want[:2] or (np.isnan(got[1]) and np.isnan(want[1]) and got[0] == want[0])
+    assert got[2] == want[2]

@@ -609,7 +609,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
                     f"inference_mode().)")
             vc = t._vc
             if where is None:   # (taken only for what a version check may name: not constants)
-                where = user_frame()
+                where = user_frame(3)   # (from above apply or record, which called this)
             saved.append(("i", t, vc.v if vc is not None else 0, where))
             continue
         for j, o in enumerate(outputs):
@@ -618,7 +618,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
                 if vc is None:
                     vc = o._vc = new_version_counter()
                 if where is None:
-                    where = user_frame()
+                    where = user_frame(3)
                 saved.append(("o", o._data, vc, vc.v, j, where))
                 break
         else:

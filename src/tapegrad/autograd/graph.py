@@ -32,11 +32,14 @@ def _inside(code) -> bool:
     return inside
 
 
-def user_frame():
+def user_frame(depth=2):
     """(code, instruction offset) of the innermost frame outside the tapegrad package; cheap
     enough to take on every recorded op, and turned into a line only when an error needs it
-    (``f_lineno`` costs more than the rest of the walk together)."""
-    f = sys._getframe(2)
+    (``f_lineno`` costs more than the rest of the walk together). The walk starts ``depth``
+    frames up from here (2: the caller's caller); a caller that knows frames above it are the
+    package's skips them, as each frame looked at is made into a frame object (about 2,000
+    instructions)."""
+    f = sys._getframe(depth)
     while f is not None:
         code = f.f_code
         # (_inside, inlined: this walk runs for most recorded ops called from the package)

@@ -206,8 +206,9 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             picked = lp[rows, tg]
             if reduction != "none":
                 # sum(-p), one pass fewer: 0 - sum(p) is that exactly (rounding is symmetric),
-                # a zero sum included, which is +0 either way
-                out = 0.0 - np.add.reduce(picked)
+                # a zero sum included, which is +0 either way; half as torch's cascade
+                out = 0.0 - np.add.reduce(picked) if lp.dtype.char != "e" else \
+                    NllLoss._half_cascade(np.negative(picked), rows, n)
                 denom = None
                 if reduction == "mean":
                     denom = lp.dtype.type(n)
@@ -227,6 +228,15 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
         denom = None
         if reduction == "none":
             out = losses.reshape(target.shape)
+        elif lp.dtype.char == "e":
+            # half as torch's CPU kernel: the cascade of half partial sums over the kept rows,
+            # over the total weight (the kept count when no weights are given)
+            out = NllLoss._half_cascade(losses[valid], rows[valid], n)
+            if reduction == "mean":
+                denom = NllLoss._half_cascade(w[valid], rows[valid], n) if weight is not None \
+                    else lp.dtype.type(np.count_nonzero(valid))
+                out = out / denom
+            out = np.asarray(out, lp.dtype)
         else:
             out = losses.sum()
             if reduction == "mean":
@@ -235,6 +245,52 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             out = np.asarray(out, lp.dtype)
         ctx.meta = (lp.shape, rows, safe, w, valid, reduction, denom, ignore_index)
         ctx.save_for_backward(logp, target, weight)
+        return out
+
+    @staticmethod
+    def _half_cascade(x, pos, total):
+        """The float16 sum of ``x`` (the terms of the kept rows, at linear indices ``pos`` of
+        ``total`` rows) as torch's CPU nll_loss adds them: 8 levels of half partial sums; each
+        term goes into level 0, and at a row index whose lowest j groups of ``p`` bits (p =
+        max(4, ceil(log2(total)) // 8)) are zero, levels 0..j-1 are added each into the next;
+        at the end the levels are added in order. Every addition rounds to half."""
+        half, f32 = np.float16, np.float32
+        p = max(4, (int(total) - 1).bit_length() // 8) if total > 1 else 4
+        mask = (1 << p) - 1
+        depth = np.zeros(pos.shape[0], np.int64)
+        alive = np.ones(pos.shape[0], bool)
+        for j in range(7):
+            alive &= (pos & (mask << (j * p))) == 0
+            depth += alive
+        vals = np.asarray(x, half)
+        out = half(0)
+        for level in range(8):
+            ends = depth > level if level < 7 else np.zeros(vals.shape[0], bool)
+            n = vals.shape[0]
+            part = half(0)
+            if n:
+                # the runs of this level: each ends at a flush, the last one (maybe) unflushed,
+                # each summed in order, rounding at every step
+                start = np.flatnonzero(np.concatenate(([True], ends[:-1])))
+                lens = np.diff(np.append(start, n))
+                sums = np.zeros(start.shape[0], half)
+                short = np.flatnonzero(lens <= 64)
+                if short.size:
+                    m = int(lens[short].max())
+                    grid = np.zeros((m, short.size), half)     # (zeros add nothing)
+                    k = np.arange(n) - np.repeat(start, lens)
+                    sel = np.repeat(lens <= 64, lens)
+                    grid[k[sel], np.repeat(np.arange(short.size), lens[short])] = vals[sel]
+                    acc = grid[0]
+                    for r in range(1, m):
+                        acc = (acc.astype(f32) + grid[r].astype(f32)).astype(half)
+                    sums[short] = acc
+                for i in np.flatnonzero(lens > 64):     # (numpy accumulates half step by step)
+                    sums[i] = np.add.accumulate(vals[start[i]:start[i] + lens[i]])[-1]
+                if not ends[-1]:
+                    part, sums = sums[-1], sums[:-1]
+                vals, depth = sums, depth[ends]
+            out = half(f32(out) + f32(part))
         return out
 
     @staticmethod
@@ -263,10 +319,13 @@ class NllLossGrad(ArrayFunction, name="NllLossBackwardBackward0", nondiff=(2, 3)
         ctx.meta = meta
         ctx.save_for_backward(target, weight)
         shape, rows, safe, w, valid, reduction, denom, _ = meta
-        coef = -1.0 if w is None else -w
-        if reduction == "mean":
-            coef = coef / denom
-        coef = coef * (g.reshape(-1) if reduction == "none" else g)
+        # as torch's nll_loss_backward: -(grad / total_weight) ('mean'), then times the weight
+        if reduction == "none":
+            coef = -g.reshape(-1)
+        else:
+            coef = -(g / denom) if reduction == "mean" else -g
+        if w is not None:
+            coef = w * coef
         out = np.zeros(shape, g.dtype)
         if valid is None:
             out[rows, safe] = coef
@@ -342,6 +401,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                 "input's shape" if tdt.kind == "f" else "convert the class indices with .long()")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
                            f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
+    if tdt == np.uint8 and nd >= 3 and (reduction == "none" or input._data.size):
+        # (torch's kernel for these ranks takes int64 only; it returns before looking at an
+        # empty input's target when reducing)
+        raise RuntimeError(f"expected scalar type Long but found Byte (nll_loss: a uint8 target "
+                           f"is taken only with a (C,) or (N, C) input; for input shape "
+                           f"{list(ishape)} convert the target with .long())")
     c = ishape[1] if nd >= 2 else ishape[0]
     t = target._data.astype(np.int64, copy=False)
     # one comparison finds every target outside [0, c) (a negative one reads as a huge unsigned
@@ -372,7 +437,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if nd == 4:
         return NllLoss2D.apply(input, target, weight, reduction, ignore_index)
     # other ranks as torch: viewed as (N, C, 1, rest) against (N, 1, rest), the result back
-    out = NllLoss2D.apply(input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight,
+    rest = int(np.prod(ishape[2:]))     # (not -1: that fails for an empty input)
+    out = NllLoss2D.apply(input.reshape(n, c, 1, rest), target.reshape(n, 1, rest), weight,
                           reduction, ignore_index)
     return out.reshape((n,) + ishape[2:]) if reduction == "none" else out
 
@@ -427,11 +493,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         smooth = -logp.sum(d)
     ignored = np.asarray(target._data == ignore_index)
+    kept = denom = None
+    if reduction == "mean":
+        kept = np.asarray(target._data)[~ignored].reshape(-1)
+        if weight is not None and kept.size and target._data.dtype == np.uint8:
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index (cross_entropy "
+                               "with weight and label_smoothing gathers the weights with the "
+                               "target: convert it with .long())")
+        denom = weight._data[kept].sum() if weight is not None else kept.size
     if ignored.any():
         smooth = smooth.masked_fill(_make(ignored), 0.0)
     if reduction == "mean":
-        kept = np.asarray(target._data)[~ignored].reshape(-1)
-        denom = weight._data[kept].sum() if weight is not None else kept.size
         smooth = smooth.sum() / float(denom)
     elif reduction == "sum":
         smooth = smooth.sum()
