@@ -295,3 +295,18 @@ def test_masked_fill_backward_with_inf_gradient_as_torch(tensor_value):
     want = run(torch)
     assert got[:2] == want[:2] or (np.isnan(got[1]) and np.isnan(want[1]) and got[0] == want[0])
     assert got[2] == want[2]
+
+
+# ---- an optimizer takes the user's line once per step, for every version it bumps --------------
+@pytest.mark.parametrize("opt_name,kw", [("SGD", {}), ("SGD", {"momentum": 0.9}),
+                                         ("Adam", {}), ("AdamW", {"amsgrad": True})])
+def test_optimizer_step_names_its_line_in_the_version_error(opt_name, kw):
+    import inspect
+    w = tg.nn.Parameter(tg.ones(3))
+    opt = getattr(tg.optim, opt_name)([w], lr=0.1, **kw)
+    (w * w).sum().backward()
+    loss = (w * w).sum()            # saves w
+    opt.step(); line = inspect.currentframe().f_lineno  # noqa: E702
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+        loss.backward()
+    assert f"test_step_overhead.py:{line}" in str(info.value).split("modified in place at:")[1]

@@ -145,17 +145,18 @@ def _check_inference_write(x, opname):
             f"a .clone() of it, or do the update inside inference_mode().)")
 
 
-def bump(x):
+def bump(x, where=None):
     """Record one in-place change of x's storage (shared with its views and detach()). As torch,
     inside inference mode an inference tensor's version is left alone (only the detach() or
-    .data of one, made outside inference mode, has one to read)."""
+    .data of one, made outside inference mode, has one to read). ``where``: the user's line
+    (``user_frame()``) when the caller took it already, as an optimizer does once per step."""
     vc = x._vc
     if vc is None:
         vc = x._vc = new_version_counter()
     if x._extra is not None and _state.inference and x._extra.get("inference"):
         return vc
     vc.v += 1
-    vc.where = user_frame()
+    vc.where = user_frame() if where is None else where
     return vc
 
 

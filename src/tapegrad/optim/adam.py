@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _make
+from ..autograd.graph import user_frame
 from ..nn._inplace import bump_version
 from ._helpers import check_betas, check_lr, check_nonneg, lerp_, scalar_tensor
 from .optimizer import Optimizer, _grad_array
@@ -63,6 +64,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
         loss = self._run_closure(closure)
+        where = user_frame()    # (the line of this step, for every version it bumps)
         for group in self.param_groups:
             for p in group["params"]:
                 grad = _grad_array(p)
@@ -75,11 +77,11 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = _make(np.zeros_like(p._data))
                     if group["amsgrad"]:
                         state["max_exp_avg_sq"] = _make(np.zeros_like(p._data))
-                _adam_update(p, grad, state, group)
+                _adam_update(p, grad, state, group, where)
         return loss
 
 
-def _adam_update(p, grad, state, group):
+def _adam_update(p, grad, state, group, where=None):
     """torch's _single_tensor_adam for one parameter, on arrays, in ``p``'s dtype. Updates
     ``p._data`` and the state tensors in place."""
     arr = p._data
@@ -91,7 +93,7 @@ def _adam_update(p, grad, state, group):
     g = -grad if group["maximize"] else grad
 
     step_t._data += np.float32(1)
-    bump_version(step_t)
+    bump_version(step_t, where)
     if wd != 0:
         if group["decoupled_weight_decay"]:
             arr *= dt(1 - lr * wd)
@@ -102,8 +104,8 @@ def _adam_update(p, grad, state, group):
     lerp_(m, g, 1 - beta1)
     v *= dt(beta2)
     v += dt(1 - beta2) * g * g
-    bump_version(exp_avg)
-    bump_version(exp_avg_sq)
+    bump_version(exp_avg, where)
+    bump_version(exp_avg_sq, where)
 
     step = float(step_t._data)
     bias_correction1 = 1 - beta1 ** step
@@ -114,9 +116,9 @@ def _adam_update(p, grad, state, group):
     if group["amsgrad"]:
         vmax = state["max_exp_avg_sq"]
         np.maximum(vmax._data, v, out=vmax._data)
-        bump_version(vmax)
+        bump_version(vmax, where)
         v = vmax._data
     denom = np.sqrt(v) / dt(bias_correction2_sqrt)
     denom += dt(eps)
     arr += dt(-step_size) * m / denom
-    bump_version(p)
+    bump_version(p, where)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _make
+from ..autograd.graph import user_frame
 from ..nn._inplace import bump_version
 from .optimizer import Optimizer, _grad_array
 
@@ -50,6 +51,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
         loss = self._run_closure(closure)
+        where = user_frame()    # (the line of this step, for every version it bumps)
         for group in self.param_groups:
             momentum = group["momentum"]
             for p in group["params"]:
@@ -59,14 +61,14 @@ class SGD(Optimizer):
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
-                    buf = _sgd_update(p, grad, buf, group)
+                    buf = _sgd_update(p, grad, buf, group, where)
                     state["momentum_buffer"] = buf
                 else:
-                    _sgd_update(p, grad, None, group)
+                    _sgd_update(p, grad, None, group, where)
         return loss
 
 
-def _sgd_update(p, grad, buf, group):
+def _sgd_update(p, grad, buf, group, where=None):
     """torch's _single_tensor_sgd for one parameter, on arrays, in ``p``'s dtype. Updates
     ``p._data`` (and the momentum buffer tensor ``buf``) in place; returns the buffer (a new
     tensor on the first momentum step, None without momentum)."""
@@ -84,10 +86,10 @@ def _sgd_update(p, grad, buf, group):
             b = buf._data
             b *= dt(momentum)
             b += dt(1 - dampening) * g
-            bump_version(buf)
+            bump_version(buf, where)
         g = g + dt(momentum) * buf._data if group["nesterov"] else buf._data
     _add_scaled(arr, g, dt(-lr))
-    bump_version(p)
+    bump_version(p, where)
     return buf
 
 
