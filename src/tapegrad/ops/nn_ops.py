@@ -20,6 +20,7 @@ from .shape import T
 from ..autograd.graph import user_stacklevel
 
 _REDUCTIONS = ("mean", "sum", "none")
+_I64, _U8 = np.dtype(np.int64), np.dtype(np.uint8)
 
 
 def _check_reduction(reduction, hint=""):
@@ -195,7 +196,7 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
             lp = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
         else:
             lp = logp if batched else logp[None]
-        tg = target if target.ndim == 1 and target.dtype == np.int64 else \
+        tg = target if target.ndim == 1 and target.dtype == _I64 else \
             target.reshape(-1).astype(np.int64, copy=False)
         n = lp.shape[0]
         rows = np.arange(n)
@@ -396,19 +397,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise RuntimeError(f"Expected target size {[n, *ishape[2:]]}, got {list(tshape)} "
                            f"(nll_loss: an (N, C, d1, ...) input takes (N, d1, ...) targets)")
     tdt = target._data.dtype
-    if tdt != np.int64 and tdt != np.uint8:
+    # (against dtype instances: == with a type object converts it on every call)
+    if tdt != _I64 and tdt != _U8:
         hint = ("for class probabilities use cross_entropy with a floating target of the "
                 "input's shape" if tdt.kind == "f" else "convert the class indices with .long()")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
                            f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
-    if tdt == np.uint8 and nd >= 3 and (reduction == "none" or input._data.size):
+    if tdt == _U8 and nd >= 3 and (reduction == "none" or input._data.size):
         # (torch's kernel for these ranks takes int64 only; it returns before looking at an
         # empty input's target when reducing)
         raise RuntimeError(f"expected scalar type Long but found Byte (nll_loss: a uint8 target "
                            f"is taken only with a (C,) or (N, C) input; for input shape "
                            f"{list(ishape)} convert the target with .long())")
     c = ishape[1] if nd >= 2 else ishape[0]
-    t = target._data.astype(np.int64, copy=False)
+    t = target._data if tdt == _I64 else target._data.astype(np.int64)
     # one comparison finds every target outside [0, c) (a negative one reads as a huge unsigned
     # number); only then are ignored ones told from bad ones
     if t.size and np.maximum.reduce(t.view(np.uint64), axis=None) >= c:
