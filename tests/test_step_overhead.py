@@ -12,6 +12,7 @@ def _torch():
 
 
 # ---- the engine puts grad mode and NumPy's error state back, whatever happens ----------------
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 @pytest.mark.parametrize("create_graph", [False, True])
 @pytest.mark.parametrize("outer_grad", [True, False])
 def test_backward_restores_grad_mode_and_numpy_errstate(create_graph, outer_grad):
@@ -170,6 +171,7 @@ def test_unary_op_of_a_number_raises_torch_type_error(name, value):
 
 
 # ---- found by this stop's review -------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 @pytest.mark.parametrize("outer,create_graph,switch_to", [(True, True, False), (False, False, True),
                                                           (True, False, False)])
 def test_backward_puts_back_grad_mode_a_hook_switched(outer, create_graph, switch_to):

@@ -472,7 +472,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")
     d = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[d]
-    logp = log_softmax(input, d)
+    # (the op itself, d being a valid dim: its saved result then finds the caller's line
+    # without a stack walk)
+    logp = LogSoftmax.apply(input, d)
     # (a floating target of another shape goes on as class indices, and fails there, as torch)
     if isinstance(target, Tensor) and target._data.dtype.kind == "f" and \
             target._data.shape == input._data.shape:
