@@ -312,3 +312,33 @@ def test_optimizer_step_names_its_line_in_the_version_error(opt_name, kw):
     with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
         loss.backward()
     assert f"test_step_overhead.py:{line}" in str(info.value).split("modified in place at:")[1]
+
+
+# ---- linear of other ranks with a bias: torch's _flatten_nd_linear --------------------------
+def _chain(fn, depth=4):
+    out, level = [], [fn]
+    for _ in range(depth):
+        out.append([type(f).__name__ for f in level if f is not None])
+        level = [g for f in level if f is not None for g, _ in f.next_functions]
+    return out
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3,), (2, 2, 2, 3), (0, 5, 3)])
+def test_linear_flattens_contiguous_input_with_bias_as_torch(shape):
+    def run(lib):
+        rng = np.random.RandomState(0)
+        x = lib.tensor(rng.randn(*shape), requires_grad=True)
+        w = lib.tensor(rng.randn(4, 3), requires_grad=True)
+        b = lib.tensor(rng.randn(4), requires_grad=True)
+        y = lib.nn.functional.linear(x, w, b)
+        (y * y).sum().backward()
+        return _chain(y.grad_fn), tuple(y.shape), [t.grad.numpy().copy() for t in (x, w, b)]
+
+    chain, out_shape, grads = run(tg)
+    assert chain[:2] == [["ViewBackward0"], ["AddmmBackward0"]]
+    assert out_shape == shape[:-1] + (4,)
+    torch = pytest.importorskip("torch")
+    want = run(torch)
+    assert (chain, out_shape) == want[:2]
+    for g, w in zip(grads, want[2]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)

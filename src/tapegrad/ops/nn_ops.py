@@ -520,7 +520,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 def linear(input, weight, bias=None):
     """input @ weight.T + bias. ``input``: (*, in_features), ``weight``: (out_features,
     in_features), ``bias``: (out_features,) or None. 2-D input with bias records AddmmBackward0
-    as torch (with TBackward0 on the way to the weight). TypeError for a bias that is not a
+    as torch (with TBackward0 on the way to the weight); other contiguous input with a bias is
+    flattened to 2-D for it and viewed back (ViewBackward0), as torch's _flatten_nd_linear. TypeError for a bias that is not a
     Tensor; RuntimeError for in_features that differ, or a weight or bias whose dtype is not the
     input's (torch does not promote)."""
     ia, wa = input._data, weight._data
@@ -539,6 +540,14 @@ def linear(input, weight, bias=None):
     if input._data.ndim == 2 and bias is not None:
         check_same_dtype(input, weight, "linear")
         return Addmm.apply(bias, input, weight.t())
+    if bias is not None and ia.flags.c_contiguous and wa.ndim == 2 and \
+            (ia.ndim == 3 or bias._data.ndim == 1):
+        # torch's _flatten_nd_linear: the rows flattened into one addmm, viewed back
+        # (ViewBackward0 over AddmmBackward0)
+        check_same_dtype(input, weight, "linear")
+        lead = ia.shape[:-1]
+        flat = input.reshape(int(np.prod(lead)), ia.shape[-1])
+        return Addmm.apply(bias, flat, weight.t()).view(*lead, wa.shape[0])
     out = matmul(input, weight.t())
     return out if bias is None else out + bias
 

@@ -1362,8 +1362,6 @@ expected_node_name_differences: dict = {
     **{("rsub", n): "rsub(tensor, tensor) is sub(other, input): SubBackward0, not RsubBackward0"
        for n in ("same", "bcast", "0d_lhs", "0d_rhs", "noncontig", "empty", "int_tensor", "alpha")},
     ("addmm", "beta_alpha"): "beta/alpha != 1: input * beta + mm * alpha (AddBackward0)",
-    ("nn.functional.linear", "1d"): "non-2-D input: matmul + bias (AddBackward0), torch a view",
-    ("nn.functional.linear", "3d"): "non-2-D input: matmul + bias (AddBackward0), torch a view",
     ("nn.functional.cross_entropy", "probs"): "probability targets: composite ending in mean",
     ("sum_to_size", "lead"): "one sum over all reduced dims (SumBackward1), torch sum + view",
     ("sum_to_size", "both"): "one sum over all reduced dims (SumBackward1), torch sum + view",
