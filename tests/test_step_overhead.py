@@ -342,3 +342,51 @@ def test_linear_flattens_contiguous_input_with_bias_as_torch(shape):
     assert (chain, out_shape) == want[:2]
     for g, w in zip(grads, want[2]):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bias_shape,x_shape", [((3, 5), (2, 3, 4)), ((2, 1, 5), (2, 3, 4)),
+                                                ((), (2, 3, 4)), ((5,), (2, 3, 4)),
+                                                ((1, 5), (3, 4)), ((1, 5), (2, 2, 3, 4)),
+                                                ((1, 5), (4,)), ((1, 1, 5), (2, 2, 3, 4)),
+                                                ((3, 5), (0, 3, 4))])
+def test_linear_bias_shapes_take_torch_s_path(bias_shape, x_shape):
+    """torch 2.13 flattens into one addmm only for a bias of one row (every dim but the last of
+    size 1) and contiguous input; any other bias is added to the product in place."""
+    def run(lib):
+        x = lib.tensor(np.arange(np.prod(x_shape), dtype=np.float64).reshape(x_shape) / 7,
+                       requires_grad=True)
+        w = lib.tensor(np.arange(20, dtype=np.float64).reshape(5, 4) / 11, requires_grad=True)
+        b = lib.tensor(np.ones(bias_shape), requires_grad=True)
+        try:
+            y = lib.nn.functional.linear(x, w, b)
+        except RuntimeError:
+            return "RuntimeError"
+        (y * y).sum().backward()
+        return _chain(y.grad_fn, 2), y.detach().numpy().copy(), [
+            t.grad.numpy().copy() for t in (x, w, b)]
+
+    got = run(tg)
+    torch = pytest.importorskip("torch")
+    want = run(torch)
+    if want == "RuntimeError" or got == "RuntimeError":
+        assert got == want
+        return
+    assert got[0] == want[0]
+    for g, w in zip([got[1]] + got[2], [want[1]] + want[2]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_linear_adds_a_bias_of_another_dtype_in_place_as_torch():
+    x = tg.ones(2, 2, 3, 4).transpose(0, 1)    # (not contiguous: the matmul path)
+    y = tg.nn.functional.linear(x, tg.ones(5, 4), tg.ones(5, dtype=tg.float64))
+    assert y.dtype == tg.float32
+
+
+def test_masked_fill_value_gradient_is_masked_select_sum_as_torch():
+    x = tg.randn(3, 4, requires_grad=True)
+    v = tg.tensor(1.5, requires_grad=True)
+    m = tg.tensor(np.arange(12).reshape(3, 4) % 3 == 0)
+    gx, gv = tg.autograd.grad(x.masked_fill(m, v), [x, v], tg.ones(3, 4, requires_grad=True),
+                              create_graph=True)
+    assert _chain(gv.grad_fn, 2) == [["SumBackward0"], ["MaskedSelectBackward0"]]
+    assert gv.item() == 4.0

@@ -384,10 +384,10 @@ class MaskedFill(ArrayFunction, name="MaskedFillBackward0", nondiff=(1,)):
     @staticmethod
     def backward(ctx, g):
         # derivatives.yaml: self: grad.masked_fill(mask, 0) (so 0, not inf * 0, where masked);
-        # value: where(mask, grad, 0).sum()
+        # value: grad.masked_select(mask).sum() (its CPU form)
         m, = ctx.saved_tensors
         m = _make(np.broadcast_to(m._data, g._data.shape))
-        gv = g.masked_fill(_make(~m._data), 0.0).sum() if ctx.needs(2) else None
+        gv = g.masked_select(m).sum() if ctx.needs(2) else None
         return g.masked_fill(m, 0.0), None, gv
 
 

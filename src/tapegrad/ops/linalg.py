@@ -138,14 +138,14 @@ def check_same_dtype(a, b, name):
             f"one, e.g. b.to(a.dtype))")
 
 
-def check_bias(bias, mat, name, arg, position):
+def check_bias(bias, mat, name, arg, position, dtype=True):
     """torch's checks of the added term of addmm (linear's bias): a Tensor (TypeError naming the
-    argument), of the matrices' dtype (RuntimeError)."""
+    argument), of the matrices' dtype (RuntimeError; with ``dtype``)."""
     if not isinstance(bias, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
                         f"{type(bias).__name__}")
     bd, md = bias._data.dtype, mat._data.dtype
-    if bd != md:
+    if dtype and bd != md:
         raise RuntimeError(
             f"self and mat2 must have the same dtype, but got {scalar_name(bd)} and "
             f"{scalar_name(md)} ({name}: {arg} is tapegrad.{bd.name} and the matrices "
