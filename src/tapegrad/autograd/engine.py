@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor, _make
-from ..ops.shape import sum_to_size
+from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
 from .grad_mode import state as _state
 from .graph import EXACT_REFCOUNTS, FREED, AccumulateGrad, sole_holder
@@ -124,11 +124,13 @@ def _fix_grad(node, i, g, e):
         return g
     if gshape != shape:
         lead = len(gshape) - len(shape)
-        if lead < 0 or not all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:])):
+        # (leading dims only, a bias's gradient, is told by one comparison)
+        if lead < 0 or gshape[lead:] != shape and not all(
+                s == 1 or s == gs for s, gs in zip(shape, gshape[lead:])):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(gshape)} but expected shape compatible with {list(shape)}")
-        g = sum_to_size(g, shape)
+        g = SumToSize.apply(g, shape)   # (shape is checked just above)
     if g._data.dtype != e[3]:
         g = g.to(e[3])
     return g

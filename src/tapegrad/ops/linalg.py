@@ -11,7 +11,7 @@ from ..autograd.function import ArrayFunction
 from ._registry import op
 from .._dtype import scalar_name
 from ._util import Tensor, promote
-from .shape import SumToSize, T
+from .shape import T
 
 
 class Matmul(ArrayFunction, name="UnsafeViewBackward0"):
@@ -240,8 +240,7 @@ def dot(input, other):
 
 class Addmm(ArrayFunction, name="AddmmBackward0"):
     """bias + m1 @ m2 (what nn.Linear records for 2-D input). derivatives.yaml addmm:
-    self: grad, summed to bias's shape (here, as the engine's sum_to would: SumBackward1 under
-    create_graph); mat1: grad @ mat2^T; mat2: mat1^T @ grad."""
+    self: grad (summed to bias's shape by the engine); mat1: grad @ mat2^T; mat2: mat1^T @ grad."""
 
     @staticmethod
     def forward(ctx, bias, m1, m2):
@@ -254,11 +253,7 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
     @staticmethod
     def backward(ctx, g):
         m1, m2 = ctx.saved_tensors
-        gb = None
-        if ctx.needs(0):
-            shape = ctx._edges[0][2]
-            gb = g if g._data.shape == shape else SumToSize.apply(g, shape)
-        return (gb, *mm_grads(ctx, g, m1, m2, 1, 2))
+        return (g if ctx.needs(0) else None, *mm_grads(ctx, g, m1, m2, 1, 2))
 
 
 @op("addmm")

@@ -399,9 +399,6 @@ def broadcast_to(input, size):
     return expand(input, tuple(size))
 
 
-_LEADING = [(), (0,), (0, 1), (0, 1, 2)]
-
-
 class SumToSize(ArrayFunction, name="SumBackward1"):
     """Sum a broadcast gradient back to ``shape``. Derivative: expand back (derivatives.yaml
     sum_to_size)."""
@@ -412,7 +409,7 @@ class SumToSize(ArrayFunction, name="SumBackward1"):
         lead = x.ndim - len(shape)
         if lead and xs[lead:] == shape:
             # only leading dims to sum (a bias's gradient): the sum has the shape already
-            return sum_array(x, _LEADING[lead] if lead < 4 else tuple(range(lead)))
+            return sum_array(x, tuple(range(lead)))
         axes = tuple(range(lead)) + tuple(
             lead + i for i, s in enumerate(shape) if s == 1 and xs[lead + i] != 1)
         out = sum_array(x, axes) if axes else x
