@@ -519,13 +519,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 @op("linear", functional=True, method=False, namespace=False)
 def linear(input, weight, bias=None):
     """input @ weight.T + bias. ``input``: (*, in_features), ``weight``: (out_features,
-    in_features), ``bias``: (out_features,) or None. 2-D input with bias records AddmmBackward0
-    as torch (with TBackward0 on the way to the weight); other contiguous input with a bias is
-    flattened to 2-D for it when the bias is one row, and viewed back (ViewBackward0), as torch's
-    _flatten_nd_linear; otherwise the bias is added to the product in place (AddBackward0). TypeError for a bias that is not a
-    Tensor; RuntimeError for in_features that differ, for a weight whose dtype is not the
-    input's, or for a bias whose dtype is not the input's where addmm adds it (torch does not
-    promote there; added in place it is cast to the product's dtype, as torch)."""
+    in_features), ``bias``: (out_features,) or None; result (*, out_features).
+
+    Recorded as torch 2.13's at::linear records it: 2-D input with a bias is one AddmmBackward0
+    (TBackward0 on the way to the weight); contiguous input of another rank with a bias of one
+    row (every dim but the last of size 1) is flattened to 2-D for that addmm and viewed back
+    (ViewBackward0, torch's _flatten_nd_linear); otherwise the product (matmul) gets the bias
+    added in place (AddBackward0, keeping the product's dtype).
+
+    Raises TypeError for a bias that is not a Tensor; RuntimeError for in_features that differ,
+    a weight whose dtype is not the input's, or, where addmm adds it, a bias whose dtype is not
+    the input's (torch does not promote there)."""
     ia, wa = input._data, weight._data
     if ia.ndim == 2 and wa.ndim == 2 and isinstance(bias, Tensor) and \
             ia.shape[1] == wa.shape[1] and ia.dtype is wa.dtype and bias._data.dtype is ia.dtype:
@@ -533,27 +537,23 @@ def linear(input, weight, bias=None):
         return Addmm.apply(bias, input, T.apply(weight))
     if bias is not None:
         check_bias(bias, input, "linear", "bias", 3, dtype=False)
-    if input._data.shape[-1:] != weight._data.shape[-1:]:
-        sa = input._data.shape
+    if ia.shape[-1:] != wa.shape[-1:]:
+        sa = ia.shape
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({int(np.prod(sa[:-1]))}x{sa[-1]} and {weight._data.shape[-1]}x"
-                           f"{weight._data.shape[0]}): linear got input of shape {list(sa)} and "
-                           f"weight of shape {list(weight._data.shape)} (in_features must match)")
-    if input._data.ndim == 2 and bias is not None:
+                           f"({int(np.prod(sa[:-1]))}x{sa[-1]} and {wa.shape[-1]}x"
+                           f"{wa.shape[0]}): linear got input of shape {list(sa)} and "
+                           f"weight of shape {list(wa.shape)} (in_features must match)")
+    bs = bias._data.shape if bias is not None else None
+    if bs is not None and (ia.ndim == 2 or bs and ia.flags.c_contiguous and wa.ndim == 2
+                           and all(k == 1 for k in bs[:-1])):
         check_bias(bias, input, "linear", "bias", 3)
         check_same_dtype(input, weight, "linear")
-        return Addmm.apply(bias, input, weight.t())
-    bs = bias._data.shape if bias is not None else ()
-    if bs and ia.flags.c_contiguous and wa.ndim == 2 and all(k == 1 for k in bs[:-1]):
-        # torch 2.13's _flatten_nd_linear (a bias of one row, contiguous input): the rows
-        # flattened into one addmm, viewed back (ViewBackward0 over AddmmBackward0)
-        check_bias(bias, input, "linear", "bias", 3)
-        check_same_dtype(input, weight, "linear")
+        if ia.ndim == 2:
+            return Addmm.apply(bias, input, weight.t())
         lead = ia.shape[:-1]
         flat = input.reshape(int(np.prod(lead)), ia.shape[-1])
         return Addmm.apply(bias, flat, weight.t()).view(*lead, wa.shape[0])
     out = matmul(input, weight.t())
-    # (added in place, as torch: the product's dtype is kept)
     return out if bias is None else out.add_(bias)
 
 
