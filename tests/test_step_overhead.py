@@ -390,3 +390,46 @@ def test_masked_fill_value_gradient_is_masked_select_sum_as_torch():
                               create_graph=True)
     assert _chain(gv.grad_fn, 2) == [["SumBackward0"], ["MaskedSelectBackward0"]]
     assert gv.item() == 4.0
+
+
+# ---- the saved-at line, however the op was reached (the walk now starts above apply) ----------
+class _Twice(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        a, = ctx.saved_tensors
+        return g * 2.0
+
+
+_SAVERS = {
+    "mul dunder": lambda a, w: a * a,
+    "exp method": lambda a, w: a.exp(),
+    "F.relu": lambda a, w: tg.nn.functional.relu(a),
+    "F.linear": lambda a, w: tg.nn.functional.linear(a, w, tg.ones(4)),
+    "F.nll_loss": lambda a, w: tg.nn.functional.nll_loss(a, tg.tensor([0, 1])),
+    "nn.Linear": lambda a, w: _LIN(a),
+    "Function": lambda a, w: _Twice.apply(a),
+}
+_LIN = tg.nn.Linear(3, 4)
+
+
+@pytest.mark.parametrize("name", list(_SAVERS))
+def test_version_error_names_the_line_that_saved(name):
+    """The line named is the innermost one outside the package: here each lambda's own line."""
+    x = tg.ones(2, 3, requires_grad=True)
+    w = tg.ones(4, 3, requires_grad=True)
+    a = x * 1.0
+    y = _SAVERS[name](a, w)
+    if name in ("exp method", "F.relu"):
+        y.mul_(2)       # (these save their result)
+    else:
+        a.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+        y.sum().backward()
+    saved_at = str(info.value).split("saved by the forward op at:")[1].split("\n")[0]
+    line = _SAVERS[name].__code__.co_firstlineno
+    assert f"test_step_overhead.py:{line} (in <lambda>)" in saved_at
