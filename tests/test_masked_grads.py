@@ -164,3 +164,60 @@ def test_sign_of_nan_and_zeros_as_torch(dtype):
 
 def test_sign_of_nan_is_zero_without_torch():
     assert _same(tg.sign(tg.tensor([NAN, -0.0, -4.0])).tolist(), [0.0, 0.0, -1.0])
+
+
+def _slice_set(L, x):
+    y = x * 1
+    y[1:3] = L.tensor([5.0, 6.0])
+    return y
+
+
+def _copy_into_view(L, x):
+    y = x * 1
+    y[:2].copy_(L.tensor([1.0, 2.0]))
+    return y
+
+
+def _fill_view(L, x):
+    y = x * 1
+    y[2:].fill_(0.0)
+    return y
+
+
+def _zero_view(L, x):
+    y = x * 1
+    y[::2].zero_()
+    return y
+
+
+def _mask_set(L, x):
+    y = x * 1
+    y[x > 0] = 0.0
+    return y
+
+
+OVERWRITES = {
+    "slice assignment": _slice_set,
+    "copy_ into a view": _copy_into_view,
+    "fill_ of a view": _fill_view,
+    "zero_ of a view": _zero_view,
+    "mask assignment": _mask_set,
+    "index_put": lambda L, x: x.index_put((L.tensor([0, 2]),), L.tensor([5.0, 6.0])),
+}
+
+
+def _overwrite_grad(L, op):
+    x = L.tensor([1.0, -2.0, 3.0, -4.0], requires_grad=True)
+    OVERWRITES[op](L, x).backward(L.tensor([NAN, INF, -1.0, -2.0]))
+    return x.grad.tolist()
+
+
+@pytest.mark.parametrize("op", list(OVERWRITES))
+def test_overwritten_elements_get_a_positive_zero_gradient_as_torch(op):
+    torch = _torch()
+    assert _same(_overwrite_grad(tg, op), _overwrite_grad(torch, op))
+
+
+def test_overwritten_elements_get_a_positive_zero_gradient_without_torch():
+    assert _same(_overwrite_grad(tg, "slice assignment"), [NAN, 0.0, 0.0, -2.0])
+    assert _same(_overwrite_grad(tg, "fill_ of a view"), [NAN, INF, 0.0, 0.0])

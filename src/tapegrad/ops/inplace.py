@@ -25,7 +25,7 @@ from ..autograd.grad_mode import state as _state
 from ..autograd.graph import AccumulateGrad, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
-from ._util import Tensor, _make, broadcast_error, check_operand
+from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand
 from .indexing import AdvancedIndex, convert_index, index_tensors
 
 
@@ -306,7 +306,9 @@ class CopySlices(ArrayFunction, name="CopySlices"):
         gv = g
         for cls, extra in ctx.chain:
             gv = cls.apply(gv, *extra)
-        return g * _make(mask), gv, None
+        # zeros where the view was written, as torch's zero-filled slice: a NaN or infinite
+        # gradient there gives 0 (a product by the mask gave NaN), and the zero is +0
+        return P.where(_make(mask != 0), g, 0.0), gv, None
 
 
 def _copy_slices(view, r):
@@ -322,7 +324,9 @@ def _copy_slices(view, r):
 # ---- Functions only in-place ops need ----------------------------------------------------------
 class Copy(ArrayFunction, name="CopyBackwards"):
     """self.copy_(src): src's values, broadcast. Gradient: zero to self, grad to src (summed back
-    to src's shape and cast to its dtype by the engine)."""
+    to src's shape and cast to its dtype by the engine). The zeros of this and the other
+    overwrites (zero_, fill_) are derivatives.yaml's zeros_like(grad): +0 whatever grad holds (a
+    product by 0 gave NaN for an infinite grad and -0 for a negative one), outside the graph."""
 
     @staticmethod
     def forward(ctx, x, src):
@@ -330,7 +334,7 @@ class Copy(ArrayFunction, name="CopyBackwards"):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0.0, g
+        return _zeros_of(g), g
 
 
 class Zero(ArrayFunction, name="ZeroBackward0"):
@@ -342,7 +346,7 @@ class Zero(ArrayFunction, name="ZeroBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0.0
+        return _zeros_of(g)
 
 
 class Fill(ArrayFunction, name="FillBackward2"):
@@ -354,7 +358,7 @@ class Fill(ArrayFunction, name="FillBackward2"):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0.0, None
+        return _zeros_of(g), None
 
 
 class FillTensor(ArrayFunction, name="FillBackward3"):
@@ -366,7 +370,7 @@ class FillTensor(ArrayFunction, name="FillBackward3"):
 
     @staticmethod
     def backward(ctx, g):
-        return g * 0.0, g.sum()
+        return _zeros_of(g), g.sum()
 
 
 class MaskedFill(ArrayFunction, name="MaskedFillBackward0", nondiff=(1,)):
@@ -411,9 +415,10 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0", nondiff=range(3, sys.max
     @staticmethod
     def backward(ctx, g):
         idx, *tensors = ctx.saved_tensors
-        mask = np.ones(g._data.shape, g._data.dtype)
-        mask[idx] = 0
-        return (g * _make(mask), AdvancedIndex.apply(g, idx, *tensors), None) + \
+        keep = np.ones(g._data.shape, bool)
+        keep[idx] = False
+        # (derivatives.yaml: grad.index_put(indices, zeros): +0 where written, whatever grad is)
+        return (P.where(_make(keep), g, 0.0), AdvancedIndex.apply(g, idx, *tensors), None) + \
             (None,) * len(tensors)
 
 

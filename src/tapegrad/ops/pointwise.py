@@ -626,13 +626,15 @@ _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 def _zero_where(g, drop, out):
     """``g`` with +0 where the bool array ``drop`` holds, into ``out`` (``g`` itself allowed):
     torch's ``where(drop, 0, grad)``, so a NaN or infinite gradient is zeroed too and the zero
-    is +0, where a product by the mask would give NaN and -0. Done as a bitwise and with a mask
-    of all ones or zeros, which costs a quarter more than that product; np.where and masked
-    assignment cost 6-8x as much on a mask with no pattern (a relu's). ``g``, ``drop`` and
-    ``out`` have one shape; ``g`` and ``out`` one float dtype."""
+    is +0, where a float product by the mask would give NaN and -0. Done as an integer product
+    of g's bits by the mask's complement (computed in ``drop``, which this takes over), which
+    costs a tenth more than the float product; np.where and masked assignment cost 6-8x as much
+    on a mask with no pattern (a relu's). ``g``, ``drop`` and ``out`` have one shape; ``g`` and
+    ``out`` one float dtype."""
     u = _UINT[g.dtype.itemsize]
-    keep = np.subtract(drop.view(np.uint8), 1, dtype=u)    # 0 where drop, all ones elsewhere
-    np.bitwise_and(g.view(u), keep, out=out.view(u))
+    # (a 0-d comparison gives a NumPy bool, not an array to write into)
+    keep = np.logical_not(drop, out=drop) if type(drop) is np.ndarray else not drop
+    np.multiply(g.view(u), keep, out=out.view(u))
     return out
 
 

@@ -6,6 +6,7 @@ import numpy as np
 from .._tensor import _make
 from ..autograd.graph import user_frame
 from ..nn._inplace import bump_version
+from ._helpers import add_scaled_
 from .optimizer import Optimizer, _grad_array
 
 __all__ = ["SGD"]
@@ -71,44 +72,29 @@ class SGD(Optimizer):
 def _sgd_update(p, grad, buf, group, where=None):
     """torch's _single_tensor_sgd for one parameter, on arrays, in ``p``'s dtype. Updates
     ``p._data`` (and the momentum buffer tensor ``buf``) in place; returns the buffer (a new
-    tensor on the first momentum step, None without momentum)."""
+    tensor on the first momentum step, None without momentum). Each ``add(x, alpha=a)`` of
+    torch's rounds once, as its fused kernel (:func:`add_scaled_`)."""
     arr = p._data
     dt = arr.dtype.type
     lr, wd = group["lr"], group["weight_decay"]
     momentum, dampening = group["momentum"], group["dampening"]
     g = -grad if group["maximize"] else grad
     if wd != 0:
-        g = g + dt(wd) * arr
+        g = g.copy()
+        add_scaled_(g, arr, wd)
     if momentum != 0:
         if buf is None:
             buf = _make(np.array(g, dtype=arr.dtype, copy=True))
         else:
             b = buf._data
             b *= dt(momentum)
-            b += dt(1 - dampening) * g
+            add_scaled_(b, g, 1 - dampening)
             bump_version(buf, where)
-        g = g + dt(momentum) * buf._data if group["nesterov"] else buf._data
-    _add_scaled(arr, g, dt(-lr))
+        if group["nesterov"]:
+            g = g.copy()
+            add_scaled_(g, buf._data, momentum)
+        else:
+            g = buf._data
+    add_scaled_(arr, g, -lr)
     bump_version(p, where)
     return buf
-
-
-_BLOCK = 1 << 17   # elements: a block of the scaled gradient stays in cache until it is added
-
-
-def _add_scaled(arr, g, alpha):
-    """``arr += alpha * g`` without a temporary the size of ``arr``: the product goes through a
-    small buffer a block at a time. (Hand-written code scales the gradient in place instead; an
-    optimizer may not, the gradient stays readable after ``step()``.)"""
-    n = arr.size
-    if n <= _BLOCK or arr.shape != g.shape or not (arr.flags.c_contiguous and
-                                                    g.flags.c_contiguous):
-        arr += alpha * g
-        return
-    flat, gflat = arr.reshape(-1), g.reshape(-1)
-    t = np.empty(_BLOCK, arr.dtype)
-    for i in range(0, n, _BLOCK):
-        gi = gflat[i:i + _BLOCK]
-        ti = t[:gi.size]
-        np.multiply(gi, alpha, out=ti)
-        flat[i:i + _BLOCK] += ti

@@ -1,0 +1,130 @@
+"""SGD rounds each ``add(x, alpha=a)`` once, as torch's fused CPU kernel does (an FMA): the
+update, weight decay, momentum with dampening and Nesterov's look-ahead. With SciPy that is BLAS
+axpy; without it, float32 is computed in float64 and rounded once. Rounding twice (a product,
+then a sum) differed from torch in the last bit for about one element in a hundred."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.optim import _helpers
+
+CONFIGS = {
+    "plain": {},
+    "momentum": {"momentum": 0.9},
+    "dampening": {"momentum": 0.9, "dampening": 0.3},
+    "nesterov": {"momentum": 0.8, "nesterov": True},
+    "weight_decay": {"weight_decay": 0.05, "momentum": 0.5},
+    "maximize": {"maximize": True, "weight_decay": 0.01},
+}
+
+
+@pytest.fixture(params=["scipy", "numpy"])
+def path(request, monkeypatch):
+    """Each test runs with BLAS axpy (when SciPy is installed) and with the NumPy fallback."""
+    if request.param == "scipy":
+        pytest.importorskip("scipy")
+        monkeypatch.setattr(_helpers, "_AXPY", None)
+    else:
+        monkeypatch.setattr(_helpers, "_AXPY", {})
+    return request.param
+
+
+def _data(n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.standard_normal(n).astype(dtype)
+    grads = [(rng.standard_normal(n) * 10.0 ** rng.integers(-3, 1)).astype(dtype)
+             for _ in range(3)]
+    return p, grads
+
+
+def _run(lib, p0, grads, kw, lr=0.01):
+    p = lib.tensor(p0.copy(), requires_grad=True)
+    opt = lib.optim.SGD([p], lr=lr, **kw)
+    for g in grads:
+        p.grad = lib.tensor(g.copy())
+        opt.step()
+    return p.detach().numpy().copy()
+
+
+def _fma32(y, x, alpha):
+    """y + alpha * x for float32 arrays, rounded once (float64 holds the product exactly)."""
+    return (y.astype(np.float64) + np.float64(np.float32(alpha)) * x.astype(np.float64)) \
+        .astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [1, 7, 1000, 70_001])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_sgd_step_matches_torch_to_the_bit(config, dtype, n, path):
+    torch = pytest.importorskip("torch")
+    p0, grads = _data(n, dtype)
+    ours = _run(tg, p0, grads, CONFIGS[config])
+    theirs = _run(torch, p0, grads, CONFIGS[config])
+    if path == "numpy" and dtype == "float64":
+        # float64 without SciPy rounds twice: the last bit of each operation may differ (the
+        # values are of order 1, so a few units in the last place of that)
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-14)
+    else:
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("n", [5, 70_001])
+def test_sgd_float32_update_is_rounded_once_without_torch(n, path):
+    p0, grads = _data(n, np.float32, seed=3)
+    ours = _run(tg, p0, grads[:1], {})
+    np.testing.assert_array_equal(ours, _fma32(p0, grads[0], -0.01))
+    # and that is not what rounding twice gives, for these numbers
+    assert (ours != p0 + np.float32(-0.01) * grads[0]).any() or n < 100
+
+
+def test_sgd_uses_blas_axpy_when_scipy_is_installed(monkeypatch):
+    pytest.importorskip("scipy")
+    monkeypatch.setattr(_helpers, "_AXPY", None)
+    p = tg.zeros(3, requires_grad=True)
+    p.grad = tg.ones(3)
+    tg.optim.SGD([p], lr=0.5).step()
+    assert set(_helpers._AXPY) == {np.dtype(np.float32), np.dtype(np.float64)}
+    np.testing.assert_array_equal(p.detach().numpy(), [-0.5] * 3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_add_scaled_writes_into_a_strided_array(dtype, path):
+    base = np.arange(24, dtype=dtype).reshape(4, 6)
+    y = base[:, ::2]           # strided: neither BLAS nor the block loop can reshape it
+    x = np.full(y.shape, 0.5, dtype)
+    want = (y.astype(np.float64) + 2.0 * 0.5).astype(dtype)
+    _helpers.add_scaled_(y, x, 2.0)
+    np.testing.assert_array_equal(y, want)
+    np.testing.assert_array_equal(base[:, 1::2], np.arange(24, dtype=dtype).reshape(4, 6)[:, 1::2])
+
+
+def test_add_scaled_refuses_a_read_only_array_and_leaves_it(path):
+    y = np.ones(10, np.float32)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        _helpers.add_scaled_(y, np.ones(10, np.float32), 1.0)
+    np.testing.assert_array_equal(y, np.ones(10, np.float32))
+
+
+def test_add_scaled_of_an_empty_array_is_a_no_op(path):
+    y = np.ones((0, 3), np.float32)
+    _helpers.add_scaled_(y, np.ones((0, 3), np.float32), 1.0)
+    assert y.shape == (0, 3)
+
+
+def test_add_scaled_float16_rounds_as_numpy_half_arithmetic(path):
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal(100).astype(np.float16)
+    x = rng.standard_normal(100).astype(np.float16)
+    want = y + np.float16(0.3) * x
+    _helpers.add_scaled_(y, x, 0.3)
+    np.testing.assert_array_equal(y, want)
+
+
+def test_sgd_of_a_non_contiguous_parameter_updates_it_in_place(path):
+    w = tg.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    p = w.t().detach().requires_grad_()    # a transposed leaf: not C-contiguous
+    p.grad = tg.ones(4, 3)
+    tg.optim.SGD([p], lr=0.25).step()
+    np.testing.assert_array_equal(w.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4) - 0.25)
+    assert p._version == 1
