@@ -221,3 +221,10 @@ def test_overwritten_elements_get_a_positive_zero_gradient_as_torch(op):
 def test_overwritten_elements_get_a_positive_zero_gradient_without_torch():
     assert _same(_overwrite_grad(tg, "slice assignment"), [NAN, 0.0, 0.0, -2.0])
     assert _same(_overwrite_grad(tg, "fill_ of a view"), [NAN, INF, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_relu_of_negative_zero_is_negative_zero_as_torch(dtype):
+    x = tg.tensor([-0.0, 0.0, -1.0, 2.0], dtype=getattr(tg, dtype))
+    assert np.signbit(tg.relu(x).numpy()).tolist() == [True, False, False, False]
+    assert repr(tg.relu(tg.tensor(-0.0))) == "tensor(-0.)"

@@ -607,7 +607,11 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        return np.maximum(x, _ZERO.get(x.dtype, 0))
+        # relu(-0.) is -0. in torch: on a tie NumPy returns its second argument, except for
+        # float16, where it returns the first
+        if x.dtype is _HALF:
+            return np.maximum(x, _ZERO[_HALF])
+        return np.maximum(_ZERO.get(x.dtype, 0), x)
 
     @staticmethod
     def backward(ctx, g):
@@ -616,25 +620,23 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
         arr = _spare(g, yd)
         if arr is None:
             return ReluGrad.apply(g, y)
-        _zero_where(arr, yd <= 0, arr)
+        _relu_grad(arr, yd, arr)
         return g
 
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _zero_where(g, drop, out):
-    """``g`` with +0 where the bool array ``drop`` holds, into ``out`` (``g`` itself allowed):
-    torch's ``where(drop, 0, grad)``, so a NaN or infinite gradient is zeroed too and the zero
-    is +0, where a float product by the mask would give NaN and -0. Done as an integer product
-    of g's bits by the mask's complement (computed in ``drop``, which this takes over), which
-    costs a tenth more than the float product; np.where and masked assignment cost 6-8x as much
-    on a mask with no pattern (a relu's). ``g``, ``drop`` and ``out`` have one shape; ``g`` and
-    ``out`` one float dtype."""
+def _relu_grad(g, y, out):
+    """threshold_backward(g, y, 0) into ``out`` (``g`` itself allowed), for ``y`` a relu result:
+    0 where y <= 0, else g, as torch's ``where``, so a NaN or infinite gradient is zeroed too and
+    the zero is +0, where a float product by a mask would give NaN and -0. A relu result is >= 0
+    or NaN, so "not y <= 0" is ``y != 0``; g is kept where that holds by an integer product of
+    its bits, which costs a tenth more than the float product (np.where and masked assignment
+    cost 6-8x as much on a mask with no pattern, a relu's). ``g``, ``y`` and ``out`` have one
+    shape, ``g`` and ``out`` one float dtype."""
     u = _UINT[g.dtype.itemsize]
-    # (a 0-d comparison gives a NumPy bool, not an array to write into)
-    keep = np.logical_not(drop, out=drop) if type(drop) is np.ndarray else not drop
-    np.multiply(g.view(u), keep, out=out.view(u))
+    np.multiply(g.view(u), y != 0, out=out.view(u))
     return out
 
 
@@ -646,7 +648,7 @@ class ReluGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
     def forward(ctx, g, y):
         ctx.save_for_backward(y)
         if g.shape == y.shape and g.dtype is y.dtype:
-            return _zero_where(g, y <= 0, np.empty_like(g))
+            return _relu_grad(g, y, np.empty_like(g))
         return np.where(y <= 0, 0, g)
 
     @staticmethod

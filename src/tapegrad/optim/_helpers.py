@@ -55,30 +55,41 @@ def add_scaled_(y, x, alpha):
     kernel for ``y.add_(x, alpha=alpha)`` (an FMA, with ``alpha`` cast to the dtype), so an SGD
     step gives torch's values to the bit. ``x`` has ``y``'s shape.
 
-    Where SciPy is installed, a contiguous float32/float64 ``y`` takes BLAS's axpy, an FMA loop
-    that also reads and writes each element once (NumPy's product then sum take three passes
-    and a temporary): SGD's update of a 784x512 float32 weight is about 1.5x faster. SciPy is
-    imported at the first call (about 0.3 s). Without it, float32 is computed in float64 a
-    block at a time (the product of two float32 values is exact there, so the one rounding that
-    matters is the last; a second one differs from the FMA about once in 2**29 elements), and
-    float64 and float16 round twice, which differs from torch in the last bit for a few
-    elements in a hundred."""
+    Where SciPy is installed, float32/float64 take BLAS's axpy, an FMA loop that also reads and
+    writes each element once (NumPy's product then sum take three passes and a temporary):
+    SGD's update of a 784x512 float32 weight is about 1.5x faster. A non-contiguous ``y`` or
+    ``x`` goes through a contiguous copy. SciPy is imported at the first call (about 0.3 s).
+    Without it, float32 is computed in float64 a block at a time (the product of two float32
+    values is exact there, so the one rounding that matters is the last; a second one differs
+    from the FMA about once in 2**29 elements), and float64 rounds twice, which differs from
+    torch in the last bit in many elements. float16 is computed in float32 (where the product is
+    exact) and rounded to float16 once, as torch's in-place ``add_``; torch's out-of-place
+    ``add`` (SGD's weight decay and Nesterov step) rounds otherwise, and differs in the last bit
+    for some elements. A read-only ``y`` raises NumPy's ValueError and is left as it was."""
     n = y.size
     if not n:
         return
-    axpy = (_AXPY if _AXPY is not None else _load_axpy()).get(y.dtype)
-    fy = y.flags
-    if axpy is not None and x.dtype is y.dtype and x.shape == y.shape and n < 2 ** 31 \
-            and fy.c_contiguous and fy.writeable and x.flags.c_contiguous:
-        # (f2py would write into a read-only y, and copy a strided one rather than fail)
-        axpy(x.reshape(-1), y.reshape(-1), a=alpha)
-        return
     dt = y.dtype
-    if dt == np.float32:    # (dtype= below: NumPy 1.x would multiply in float32)
+    axpy = (_AXPY if _AXPY is not None else _load_axpy()).get(dt)
+    if axpy is not None and x.dtype is dt and x.shape == y.shape and n < 2 ** 31 \
+            and y.flags.writeable:
+        # (f2py would write into a read-only y, and work on a copy of a strided one)
+        xc = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+        if y.flags.c_contiguous:
+            axpy(xc.reshape(-1), y.reshape(-1), a=alpha)
+        else:
+            t = np.ascontiguousarray(y)
+            axpy(xc.reshape(-1), t.reshape(-1), a=alpha)
+            y[...] = t
+        return
+    # (dtype= below: NumPy 1.x would multiply a float32 array by a float64 scalar in float32)
+    if dt == np.float32:
         a, wide = np.float64(np.float32(alpha)), np.dtype(np.float64)
+    elif dt == np.float16:
+        a, wide = np.float32(np.float16(alpha)), np.dtype(np.float32)
     else:
         a, wide = dt.type(alpha), dt
-    if n <= _BLOCK or not fy.c_contiguous:
+    if n <= _BLOCK or not y.flags.c_contiguous:
         y[...] = np.multiply(x, a, dtype=wide) + y
         return
     # a block at a time: no temporary the size of y (an optimizer may not scale the gradient in

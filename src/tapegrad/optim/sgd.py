@@ -87,7 +87,10 @@ def _sgd_update(p, grad, buf, group, where=None):
             buf = _make(np.array(g, dtype=arr.dtype, copy=True))
         else:
             b = buf._data
-            b *= dt(momentum)
+            if b.dtype == np.float16:   # (torch multiplies float16 in float32, rounding once)
+                b[...] = b.astype(np.float32) * np.float32(momentum)
+            else:
+                b *= dt(momentum)
             add_scaled_(b, g, 1 - dampening)
             bump_version(buf, where)
         if group["nesterov"]:
