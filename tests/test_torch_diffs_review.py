@@ -327,3 +327,14 @@ def test_nan_to_num_gradient_masks_non_finite():
     assert x.grad.tolist() == [1.0, 0.0, 0.0, 0.0, 5.0]
     gx, = tg.autograd.grad(tg.nan_to_num(x).sum(), x, create_graph=True)
     assert gx.tolist() == [1.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_accumulate_grad_name_is_torch_s():
+    x = tg.ones(2, requires_grad=True)
+    acc = x.sum().grad_fn.next_functions[0][0]
+    assert acc.name() == "torch::autograd::AccumulateGrad"
+    assert type(acc).__name__ == "AccumulateGrad" and repr(acc).startswith("<AccumulateGrad object")
+    torch = pytest.importorskip("torch")
+    t = torch.ones(2, requires_grad=True)
+    tacc = t.sum().grad_fn.next_functions[0][0]
+    assert acc.name() == tacc.name() and type(acc).__name__ == type(tacc).__name__

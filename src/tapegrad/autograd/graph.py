@@ -255,6 +255,11 @@ class AccumulateGrad(Node):
         self._saved = None
         self.variable = variable
 
+    def name(self) -> str:
+        """torch's name for this node, C++ namespace included (its class prints as
+        AccumulateGrad, as torch's does)."""
+        return "torch::autograd::AccumulateGrad"
+
     @property
     def next_functions(self):
         return ()

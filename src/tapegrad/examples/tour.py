@@ -9,7 +9,7 @@ import tapegrad
 
 
 def _node(fn) -> str:
-    return "None" if fn is None else f"<{fn.name()}>"
+    return "None" if fn is None else f"<{type(fn).__name__}>"
 
 
 def _edges(fn) -> str:
