@@ -168,7 +168,7 @@ def test_cross_entropy_fast_path_matches_weighted_path():
 
 
 @pytest.mark.parametrize("shape", [(300, 500), (7,), (500, 300)])
-def test_sgd_blocked_update_equals_plain_update(shape):
+def test_sgd_update_is_rounded_once_in_both_gradient_layouts(shape):
     rng = np.random.default_rng(5)
     p0 = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)

@@ -417,7 +417,8 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0", nondiff=range(3, sys.max
         idx, *tensors = ctx.saved_tensors
         keep = np.ones(g._data.shape, bool)
         keep[idx] = False
-        # (derivatives.yaml: grad.index_put(indices, zeros): +0 where written, whatever grad is)
+        # +0 where written, whatever grad is: the values of derivatives.yaml's
+        # grad.index_put(indices, zeros) (recorded as a where under create_graph)
         return (P.where(_make(keep), g, 0.0), AdvancedIndex.apply(g, idx, *tensors), None) + \
             (None,) * len(tensors)
 

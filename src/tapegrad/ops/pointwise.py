@@ -609,7 +609,7 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
     def forward(ctx, x):
         # relu(-0.) is -0. in torch: on a tie NumPy returns its second argument, except for
         # float16, where it returns the first
-        if x.dtype is _HALF:
+        if x.dtype == _HALF:
             return np.maximum(x, _ZERO[_HALF])
         return np.maximum(_ZERO.get(x.dtype, 0), x)
 
@@ -636,7 +636,8 @@ def _relu_grad(g, y, out):
     cost 6-8x as much on a mask with no pattern, a relu's). ``g``, ``y`` and ``out`` have one
     shape, ``g`` and ``out`` one float dtype."""
     u = _UINT[g.dtype.itemsize]
-    np.multiply(g.view(u), y != 0, out=out.view(u))
+    gu = g.view(u)
+    np.multiply(gu, y != 0, out=gu if out is g else out.view(u))
     return out
 
 

@@ -22,8 +22,8 @@ from .._tensor import Tensor, _make
 from ..nn._inplace import bump_version
 from .optimizer import Optimizer, _grad_array
 
-__all__ = ["add_scaled_", "check_lr", "check_nonneg", "check_betas", "scalar_dtype", "scalar_tensor",
-           "zeros_state", "value", "lerp_", "check_step_flags", "bump_all",
+__all__ = ["add_scaled_", "check_lr", "check_nonneg", "check_betas", "scalar_dtype",
+           "scalar_tensor", "zeros_state", "value", "lerp_", "check_step_flags", "bump_all",
            "PerParameterOptimizer"]
 
 def lerp_(start, end, weight):
@@ -35,18 +35,18 @@ def lerp_(start, end, weight):
         start[...] = end - (end - start) * (start.dtype.type(1) - w)
 
 
-_AXPY = None    # dtype -> BLAS axpy; {} without SciPy. Filled by the first add_scaled_ call.
+_AXPY = None    # dtype -> BLAS axpy; {} without a working SciPy. Filled by the first call.
 _BLOCK = 1 << 15    # elements: a block of an intermediate stays in cache until it is used
 
 
 def _load_axpy():
     global _AXPY
+    _AXPY = {}      # (tried once: a SciPy that fails to import is not tried at every step)
     try:
         from scipy.linalg import blas
-    except ImportError:
-        _AXPY = {}
-    else:
-        _AXPY = {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
+    except Exception:   # (not only ImportError: a broken install may raise OSError and others)
+        return _AXPY
+    _AXPY = {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
     return _AXPY
 
 
@@ -63,19 +63,22 @@ def add_scaled_(y, x, alpha):
     values is exact there, so the one rounding that matters is the last; a second one differs
     from the FMA about once in 2**29 elements), and float64 rounds twice, which differs from
     torch in the last bit in many elements. float16 is computed in float32 (where the product is
-    exact) and rounded to float16 once, as torch's in-place ``add_``; torch's out-of-place
-    ``add`` (SGD's weight decay and Nesterov step) rounds otherwise, and differs in the last bit
-    for some elements. A read-only ``y`` raises NumPy's ValueError and is left as it was."""
+    exact) and rounded to float16 once, as torch's vectorized loop; torch's scalar loop (a
+    tensor under 16 elements, the last few of each thread's share) rounds the product to float16
+    first, so there a few elements differ in the last bit. A read-only ``y`` raises NumPy's
+    ValueError and is left as it was."""
     n = y.size
     if not n:
         return
     dt = y.dtype
     axpy = (_AXPY if _AXPY is not None else _load_axpy()).get(dt)
-    if axpy is not None and x.dtype is dt and x.shape == y.shape and n < 2 ** 31 \
-            and y.flags.writeable:
-        # (f2py would write into a read-only y, and work on a copy of a strided one)
+    fy = y.flags
+    if axpy is not None and x.dtype == dt and x.shape == y.shape and n < 2 ** 31 \
+            and fy.writeable and fy.aligned:
+        # (f2py would write into a read-only y, and work on a copy of a strided or unaligned
+        # one, which is lost)
         xc = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-        if y.flags.c_contiguous:
+        if fy.c_contiguous:
             axpy(xc.reshape(-1), y.reshape(-1), a=alpha)
         else:
             t = np.ascontiguousarray(y)
@@ -89,7 +92,7 @@ def add_scaled_(y, x, alpha):
         a, wide = np.float32(np.float16(alpha)), np.dtype(np.float32)
     else:
         a, wide = dt.type(alpha), dt
-    if n <= _BLOCK or not y.flags.c_contiguous:
+    if n <= _BLOCK or not fy.c_contiguous:
         y[...] = np.multiply(x, a, dtype=wide) + y
         return
     # a block at a time: no temporary the size of y (an optimizer may not scale the gradient in
