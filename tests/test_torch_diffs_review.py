@@ -338,3 +338,121 @@ def test_accumulate_grad_name_is_torch_s():
     t = torch.ones(2, requires_grad=True)
     tacc = t.sum().grad_fn.next_functions[0][0]
     assert acc.name() == tacc.name() and type(acc).__name__ == type(tacc).__name__
+
+
+# ---- CopySlices wraps the in-place op's node, as torch's -------------------------------------
+def _graph(fn, depth=4):
+    if fn is None or depth == 0:
+        return None
+    return (type(fn).__name__, tuple(_graph(n, depth - 1) for n, _ in fn.next_functions))
+
+
+def _write_cases():
+    def setitem_number(L, x, t):
+        y = x * 1
+        y[0] = 5.0
+        return y
+
+    def setitem_tensor(L, x, t):
+        y = x * 1
+        y[1:3] = t[:2] * 2
+        return y
+
+    def fill_view(L, x, t):
+        y = x * 1
+        y[2:].fill_(0.0)
+        return y
+
+    def mul_view_by_tensor(L, x, t):
+        y = x * 1
+        y[1:][::2].mul_(t[0])
+        return y
+
+    def two_writes(L, x, t):
+        y = x * 1
+        y[:2].mul_(t[:2])
+        y[1:3].add_(t[1:3] * 2)
+        return y
+
+    def view_of_view(L, x, t):
+        y = x * 1
+        v = y[1:]
+        v[0:2].sub_(t[:2])
+        return y
+
+    def whole_tensor_number(L, x, t):
+        y = x * 1
+        y[...] = 5.0
+        return y
+
+    return {f.__name__: f for f in (setitem_number, setitem_tensor, fill_view, mul_view_by_tensor,
+                                     two_writes, view_of_view, whole_tensor_number)}
+
+
+WRITES = _write_cases()
+
+
+def _write_run(L, case):
+    x = L.tensor([1.0, -2.0, 3.0, -4.0], requires_grad=True)
+    t = L.tensor([0.5, 2.0, -1.5, 3.0], requires_grad=True)
+    y = WRITES[case](L, x, t)
+    g = L.tensor([1.0, -0.0, float("nan"), 2.0], requires_grad=True)
+    gx, gt = L.autograd.grad(y, (x, t), g, create_graph=True, allow_unused=True)
+    second = None
+    if gt is not None and gt.requires_grad:
+        second = [None if h is None else h.tolist() for h in
+                  L.autograd.grad((gt * L.tensor([1.0, 2.0, 3.0, 4.0])).sum(), (x, t, g),
+                                  allow_unused=True)]
+    return (_graph(y.grad_fn), y.grad_fn.name(), np.asarray(gx.tolist()),
+            None if gt is None else np.asarray(gt.tolist()), second)
+
+
+@pytest.mark.parametrize("case", list(WRITES))
+def test_write_through_a_view_records_torch_s_graph_and_gradients(case):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _write_run(tg, case), _write_run(torch, case)
+    assert ours[:2] == theirs[:2]
+    for a, b in ((ours[2], theirs[2]), (ours[3], theirs[3])):
+        if b is None:
+            assert a is None
+        else:
+            # signs of zeros and NaNs too: a -0 gradient outside the written region stays -0
+            np.testing.assert_array_equal(a, b)
+            assert (np.signbit(a) == np.signbit(b)).all()
+    assert str(ours[4]) == str(theirs[4])
+
+
+def test_copy_slices_next_functions_without_torch():
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1
+    y[0] = 5.0
+    assert [type(n).__name__ if n is not None else None for n, _ in y.grad_fn.next_functions] \
+        == ["MulBackward0", None]
+    assert y.grad_fn.name() == "torch::autograd::CopySlices" and "grad_fn=<CopySlices>" in repr(y)
+    y.backward(tg.tensor([1.0, -0.0, 2.0]))
+    assert np.signbit(x.grad.numpy()).tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("write", ["fill_", "mul_"])
+def test_second_backward_through_a_write_into_a_view_raises(write):
+    x = tg.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = x + 1
+    getattr(y[1:], write)(2.0)
+    z = y.sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    assert x.grad.tolist() == ([2.0, 0.0, 0.0] if write == "fill_" else [2.0, 4.0, 4.0])
+    with pytest.raises(RuntimeError, match="second time"):
+        z.backward()
+
+
+def test_copy_slices_hook_sees_next_functions_gradients():
+    x = tg.tensor([1.0, -2.0, 3.0, -4.0], requires_grad=True)
+    t = tg.tensor([0.5, 2.0], requires_grad=True)
+    y = x * 1
+    y[1:3].mul_(t)
+    seen = []
+    y.grad_fn.register_hook(lambda gi, go: seen.append([g.tolist() for g in gi]))
+    y.sum().backward()
+    assert seen == [[[1.0, 0.5, 2.0, 1.0], [-2.0, 3.0]]]
+    assert x.grad.tolist() == [1.0, 0.5, 2.0, 1.0] and t.grad.tolist() == [-2.0, 3.0]

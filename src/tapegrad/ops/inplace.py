@@ -18,11 +18,11 @@ import sys
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, refresh_if_stale,
-                                  refresh_view)
+from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_error,
+                                  refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import AccumulateGrad, new_version_counter, user_frame
+from ..autograd.graph import FREED, AccumulateGrad, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand
@@ -287,9 +287,15 @@ def _write_and_rebase(x, old, r):
 
 
 class CopySlices(ArrayFunction, name="CopySlices"):
-    """The base of a view that was written in place. Arguments: the base (its values already
-    updated), the new view values, the view chain. Gradient: the view's region of grad goes to the
-    new values; the rest passes to the old base."""
+    """The base of a view that was written in place, as torch's CopySlices: it wraps the in-place
+    op's node ``fn`` (which saw the view) and stands for it in the graph. Arguments: the base
+    (its values already updated), the op's result (whose node is ``fn``), the view chain
+    (:func:`_copy_slices` then sets ``fn`` and the edges). Its edges are the base's old history
+    followed by ``fn``'s other inputs, so next_functions is torch's ``(base's grad_fn,
+    *fn.next_functions[1:])``. Gradient (torch's CopySlices::apply): ``fn`` runs on the view's
+    region of grad; the base gets grad with that region replaced by what ``fn`` gives the view's
+    old values, and ``fn``'s other inputs get the rest. ``fn``'s saved tensors are held here,
+    so a backward that frees this node's frees them (the engine never reaches ``fn`` itself)."""
 
     @staticmethod
     def forward(ctx, base, view_values, chain):
@@ -298,24 +304,56 @@ class CopySlices(ArrayFunction, name="CopySlices"):
 
     @staticmethod
     def backward(ctx, g):
-        mask = np.ones(g._data.shape, g._data.dtype)
-        region = mask
-        for cls, extra in ctx.chain:
-            region = cls.forward(NULL_CTX, region, *extra)
-        region[...] = 0
+        from ..autograd.engine import call_node
+        fn = ctx.fn
+        if ctx._saved is FREED:     # (torch's CopySlices drops fn once a backward freed it)
+            raise freed_error(ctx)
         gv = g
         for cls, extra in ctx.chain:
             gv = cls.apply(gv, *extra)
-        # zeros where the view was written, as torch's zero-filled slice: a NaN or infinite
-        # gradient there gives 0 (a product by the mask gave NaN), and the zero is +0
-        return P.where(_make(mask != 0), g, 0.0), gv, None
+        fn._saved = ctx._saved
+        try:
+            res = call_node(fn, [gv])
+        finally:
+            fn._saved = None
+        # grad with the region replaced: a where over the region's mask (grad's own values,
+        # -0 and NaN included, outside it), its values written into the region of zeros through
+        # the same views (recorded as a CopySlices itself under create_graph)
+        keep = np.ones(g._data.shape, bool)
+        region = keep
+        for cls, extra in ctx.chain:
+            region = cls.forward(NULL_CTX, region, *extra)
+        region[...] = False
+        inside = _make(np.zeros(g._data.shape, g._data.dtype))
+        if res[0] is not None:
+            v = inside
+            for cls, extra in ctx.chain:
+                v = cls.apply(v, *extra)
+            v.copy_(res[0])
+        return (P.where(_make(keep), g, inside), *res[1:])
+
+
+def _copy_slices_shown(node):
+    # next_functions: the base, then what fn shows after its first argument (the view)
+    return [0] + [i for i in node.fn._shown() if i > 0]
+
+
+CopySlices._backward_cls._shown = _copy_slices_shown
+# (torch's name() includes the C++ namespace; the class prints as CopySlices in both)
+CopySlices._backward_cls.name = lambda self: "torch::autograd::CopySlices"
 
 
 def _copy_slices(view, r):
     base = view._base
     balias = _alias(base)
     cs = CopySlices.apply(balias, r, view._view_chain)
-    base._set_history(cs.grad_fn, 0)
+    node, fn = cs.grad_fn, r.grad_fn
+    node.fn = fn
+    node._edges = [node._edges[0], *fn._edges[1:]]
+    # fn's saved tensors move here: freed with this node (even when fn saved nothing, as torch
+    # drops fn itself), lent back to fn while it runs
+    node._saved, fn._saved = (fn._saved if fn._saved is not None else ()), None
+    base._set_history(node, 0)
     base._requires_grad = cs._requires_grad
     # the view now reads from the new base: re-derive its history from it
     refresh_view(view)
@@ -691,7 +729,9 @@ def setitem(self, index, value):
         if isinstance(value, Tensor):
             copy_(view, value)
         else:
-            fill_(view, value)
+            # torch wraps the number as a 0-d tensor of self's dtype and fills with that
+            # (FillBackward3, its value shown as (None, 0) in next_functions)
+            fill_(view, _make(np.asarray(value, dtype=self._data.dtype)))
         return
     check_writable(self, "__setitem__", (value,))
     if not isinstance(value, Tensor):
