@@ -22,7 +22,7 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_e
                                   refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import FREED, AccumulateGrad, new_version_counter, user_frame
+from ..autograd.graph import FREED, AccumulateGrad, Node, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand
@@ -294,8 +294,10 @@ class CopySlices(ArrayFunction, name="CopySlices"):
     followed by ``fn``'s other inputs, so next_functions is torch's ``(base's grad_fn,
     *fn.next_functions[1:])``. Gradient (torch's CopySlices::apply): ``fn`` runs on the view's
     region of grad; the base gets grad with that region replaced by what ``fn`` gives the view's
-    old values, and ``fn``'s other inputs get the rest. ``fn``'s saved tensors are held here,
-    so a backward that frees this node's frees them (the engine never reaches ``fn`` itself)."""
+    old values, and ``fn``'s other inputs get the rest. ``fn`` keeps its saved tensors (a
+    saved result's history, under create_graph, runs through ``fn`` as in torch); freeing this
+    node frees them too, as torch's CopySlices drops ``fn`` (the engine never runs ``fn`` as a
+    node of its own)."""
 
     @staticmethod
     def forward(ctx, base, view_values, chain):
@@ -311,11 +313,7 @@ class CopySlices(ArrayFunction, name="CopySlices"):
         gv = g
         for cls, extra in ctx.chain:
             gv = cls.apply(gv, *extra)
-        fn._saved = ctx._saved
-        try:
-            res = call_node(fn, [gv])
-        finally:
-            fn._saved = None
+        res = call_node(fn, [gv])
         # grad with the region replaced: a where over the region's mask (grad's own values,
         # -0 and NaN included, outside it), its values written into the region of zeros through
         # the same views (recorded as a CopySlices itself under create_graph)
@@ -338,6 +336,15 @@ def _copy_slices_shown(node):
     return [0] + [i for i in node.fn._shown() if i > 0]
 
 
+def _set_copy_slices_saved(node, value):
+    _SAVED_SLOT.__set__(node, value)
+    fn = node.__dict__.get("fn")
+    if value is FREED and fn is not None and fn._saved is not None:
+        fn._saved = FREED
+
+
+_SAVED_SLOT = Node.__dict__["_saved"]
+CopySlices._backward_cls._saved = property(_SAVED_SLOT.__get__, _set_copy_slices_saved)
 CopySlices._backward_cls._shown = _copy_slices_shown
 # (torch's name() includes the C++ namespace; the class prints as CopySlices in both)
 CopySlices._backward_cls.name = lambda self: "torch::autograd::CopySlices"
@@ -350,9 +357,8 @@ def _copy_slices(view, r):
     node, fn = cs.grad_fn, r.grad_fn
     node.fn = fn
     node._edges = [node._edges[0], *fn._edges[1:]]
-    # fn's saved tensors move here: freed with this node (even when fn saved nothing, as torch
-    # drops fn itself), lent back to fn while it runs
-    node._saved, fn._saved = (fn._saved if fn._saved is not None else ()), None
+    # not None: freed by a backward even when fn saved nothing (torch drops fn itself then)
+    node._saved = ()
     base._set_history(node, 0)
     base._requires_grad = cs._requires_grad
     # the view now reads from the new base: re-derive its history from it
