@@ -484,3 +484,49 @@ def test_freeing_a_copy_slices_node_frees_the_wrapped_node():
     assert fn._saved is not None
     y.sum().backward()
     assert y.grad_fn._saved is FREED and fn._saved is FREED
+
+
+# ---- numbers written into a tensor: torch's overflow checks -----------------------------------
+NUMBER_WRITES = [("float32", 1e40), ("float32", 3.5e38), ("float32", float("inf")),
+                 ("float32", float("nan")), ("float16", 70000.0), ("int64", 2 ** 63),
+                 ("int64", 2 ** 64 + 5), ("int64", 1e40), ("int64", float("nan")),
+                 ("int32", 2 ** 31), ("uint8", 300), ("uint8", -1), ("uint8", -256),
+                 ("int8", 200), ("int16", -40000), ("bool", 5), ("int64", 2.7)]
+
+
+def _write_number(L, dtype, value, how):
+    if how == "recorded":
+        if dtype not in ("float32", "float16"):
+            return "not float"
+        y = L.zeros(2, dtype=getattr(L, dtype), requires_grad=True) * 1
+    else:
+        y = L.zeros(2, dtype=getattr(L, dtype))
+    try:
+        if how == "fill_":
+            y.fill_(value)
+        else:
+            y[0] = value
+    except (RuntimeError, ValueError, OverflowError) as e:
+        return type(e).__name__
+    return str(y.tolist())
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("how", ["fill_", "setitem", "recorded"])
+@pytest.mark.parametrize("dtype,value", NUMBER_WRITES)
+def test_number_written_into_a_tensor_is_checked_as_torch(dtype, value, how):
+    torch = pytest.importorskip("torch")
+    assert _write_number(tg, dtype, value, how) == _write_number(torch, dtype, value, how)
+
+
+def test_number_overflow_errors_without_torch():
+    y = tg.zeros(3)
+    with pytest.raises(RuntimeError, match="without overflow: fill_'s value=1e\\+40"):
+        y.fill_(1e40)
+    with pytest.raises(RuntimeError, match="the value written=1e\\+40"):
+        y[1] = 1e40
+    assert y.tolist() == [0.0, 0.0, 0.0] and y._version == 0
+    u = tg.zeros(2, dtype=tg.uint8)
+    u[0] = -1
+    assert u.tolist() == [255, 0]
+    assert tg.zeros(2, dtype=tg.uint8).fill_(-1).tolist() == [255, 255]

@@ -25,7 +25,8 @@ from ..autograd.grad_mode import state as _state
 from ..autograd.graph import FREED, AccumulateGrad, Node, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
-from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand
+from ._util import (Tensor, _make, _zeros_of, broadcast_error, check_operand, overflow_error,
+                    overflows, wrapped)
 from .indexing import AdvancedIndex, convert_index, index_tensors
 
 
@@ -394,11 +395,14 @@ class Zero(ArrayFunction, name="ZeroBackward0"):
 
 
 class Fill(ArrayFunction, name="FillBackward2"):
-    """self.fill_(number). Gradient: zero."""
+    """self.fill_(number). Gradient: zero. RuntimeError, as torch, for a number the dtype cannot
+    hold (1e40 for float32, 300 for uint8, NaN for an integer dtype)."""
 
     @staticmethod
     def forward(ctx, x, value):
-        return np.full_like(x, value)
+        if overflows(value, x.dtype):
+            raise overflow_error(value, x.dtype, "fill_'s value")
+        return np.full_like(x, wrapped(value, x.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -552,7 +556,11 @@ def zero_(self):
 
 @op("fill_", namespace=False)
 def fill_(self, value):
-    """Fill with ``value`` (a number or a 0-d tensor) in place; returns self."""
+    """Fill with ``value`` (a number or a 0-d tensor) in place; returns self. OverflowError for
+    an int beyond 64 bits, RuntimeError for a number the dtype cannot hold (as torch; a negative
+    int wraps around for an unsigned dtype)."""
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError(f"fill_(): value {value} does not fit 64 bits")
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -690,6 +698,8 @@ def setitem(self, index, value):
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
             value = _make(np.asarray(value, dtype=self._data.dtype))
+        else:
+            value = _checked_number(self, value)
     if not basic:
         fill = _masked_fill_path(idx, value)
         if not fill and isinstance(value, Tensor) and value._data.dtype != self._data.dtype:
@@ -746,6 +756,20 @@ def setitem(self, index, value):
     r = IndexPut.apply(old, value, idx, *index_tensors(index))
     _check_inference_write(self, "__setitem__")
     _write_and_rebase(self, old, r)
+
+
+def _checked_number(self, value):
+    """A number written by ``tensor[index] = number``, checked as torch checks it before anything
+    is written: an int outside int64 is a ValueError (torch cannot unpack it), one the dtype
+    cannot hold a RuntimeError, except for float16, which torch rounds to inf here; a negative
+    int wraps around for an unsigned dtype."""
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError(f"Overflow when unpacking long long (tensor[index] = {value}: the "
+                         f"value does not fit int64)")
+    dt = self._data.dtype
+    if isinstance(value, (int, float)) and dt != np.float16 and overflows(value, dt):
+        raise overflow_error(value, dt, "the value written")
+    return wrapped(value, dt)
 
 
 def _view_creation_to_target(self, target, value):

@@ -18,7 +18,8 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
-                    check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
+                    check_operand, coerce_operand, float_result, half_scalar, overflow_error,
+                    overflows, promote, to_float)
 
 _nd = np.ndarray
 
@@ -67,27 +68,18 @@ def _scaled(x, y, alpha, op, sign=1):
     if dt.kind != "f" and not isinstance(alpha, int):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    if overflows(alpha, dt):
+        raise overflow_error(alpha, dt, f"{op}'s alpha")
     if dt.kind == "f":
-        top = float(np.finfo(dt).max)
-        if top < abs(alpha) != float("inf"):
-            raise RuntimeError(f"value cannot be converted to type {dt} without overflow: {op}'s "
-                               f"alpha={alpha!r} is outside the range of tapegrad.{dt} (largest "
-                               f"{top:g})")
         if dt is _HALF:
             x32, y32 = (v.astype(_F32) if type(v) is _nd else np.float32(np.float16(v))
                         for v in (x, y))
             return (x32 + np.float32(np.float16(alpha)) * y32 * sign).astype(_HALF)
     elif dt is _BOOL:
         alpha = bool(alpha)     # (sub and rsub refused bool operands already)
-    else:
-        info = np.iinfo(dt)
+    elif alpha < 0 and dt.kind == "u":
         # torch lets a negative alpha wrap around for an unsigned dtype (as NumPy will not)
-        lo = -info.max if dt.kind == "u" else info.min
-        if not lo <= alpha <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {dt} without overflow: {op}'s "
-                               f"alpha={alpha!r} is outside [{lo}, {info.max}] for tapegrad.{dt}")
-        if alpha < 0 and dt.kind == "u":
-            alpha += info.max + 1
+        alpha += np.iinfo(dt).max + 1
     return x + y * alpha if sign == 1 else x - y * alpha
 
 
@@ -665,14 +657,11 @@ def _check_bounds(x, lo, hi):
     fine), rather than clamping to inf."""
     if x.dtype.kind != "f":
         return
-    top = float(np.finfo(x.dtype).max)
     for which, v in (("min", lo), ("max", hi)):
         if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:
             raise OverflowError(f"clamp: int too big to convert ({which}={v})")
-        if isinstance(v, (int, float)) and abs(v) > top and abs(v) != float("inf"):
-            raise RuntimeError(
-                f"value cannot be converted to type {x.dtype} without overflow: clamp's "
-                f"{which}={v!r} is outside the range of tapegrad.{x.dtype} (largest {top:g})")
+        if isinstance(v, (int, float)) and overflows(v, x.dtype):
+            raise overflow_error(v, x.dtype, f"clamp's {which}")
 
 
 class Clamp(ArrayFunction, name="ClampBackward1"):
