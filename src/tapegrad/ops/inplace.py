@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
+from ..autograd.engine import call_node
 from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_error,
                                   refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
@@ -307,7 +308,6 @@ class CopySlices(ArrayFunction, name="CopySlices"):
 
     @staticmethod
     def backward(ctx, g):
-        from ..autograd.engine import call_node
         fn = ctx.fn
         if ctx._saved is FREED:     # (torch's CopySlices drops fn once a backward freed it)
             raise freed_error(ctx)
