@@ -205,3 +205,16 @@ def test_sgd_of_other_layouts_matches_torch_to_the_bit(layout, dtype, path):
         return p.detach().numpy().copy()
 
     _check(run(tg), run(torch), dtype, path)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_scale_is_torch_s_mul_by_a_number(dtype):
+    rng = np.random.default_rng(2)
+    y = rng.standard_normal(1000).astype(dtype)
+    ours = y.copy()
+    _helpers.scale_(ours, 0.9)
+    want = (y.astype(np.float32) * np.float32(0.9)).astype(dtype) if dtype == "float16" \
+        else y * np.dtype(dtype).type(0.9)
+    np.testing.assert_array_equal(ours, want)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_array_equal(ours, torch.from_numpy(y.copy()).mul_(0.9).numpy())

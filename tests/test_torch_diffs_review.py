@@ -491,7 +491,8 @@ NUMBER_WRITES = [("float32", 1e40), ("float32", 3.5e38), ("float32", float("inf"
                  ("float32", float("nan")), ("float16", 70000.0), ("int64", 2 ** 63),
                  ("int64", 2 ** 64 + 5), ("int64", 1e40), ("int64", float("nan")),
                  ("int32", 2 ** 31), ("uint8", 300), ("uint8", -1), ("uint8", -256),
-                 ("int8", 200), ("int16", -40000), ("bool", 5), ("int64", 2.7)]
+                 ("int8", 200), ("int16", -40000), ("bool", 5), ("int64", 2.7),
+                 ("uint8", -1.0), ("uint8", -0.5), ("uint8", -255)]
 
 
 def _write_number(L, dtype, value, how):

@@ -185,3 +185,38 @@ def result_type(*operands) -> dtype:
                 wrapped = k if wrapped is None else promote_types(wrapped, k)
         r = _result_cache[key] = _combine(dim, _combine(zero, wrapped))
     return r
+
+
+_INF = builtins_float("inf")
+
+
+def overflows(value, dtype) -> builtins_bool:
+    """Whether the number ``value`` is outside what NumPy ``dtype`` holds, by torch's checked
+    conversion of a scalar: a float dtype takes anything up to its largest finite value, and inf
+    and NaN; an integer dtype takes numbers in its range (an unsigned one also ints down to
+    -max, which wrap around, but no negative float), never inf or NaN; bool and complex take
+    anything."""
+    kind = dtype.kind
+    if kind == "f":
+        return abs(value) != _INF and abs(value) > builtins_float(np.finfo(dtype).max)
+    if kind in "iu" and not isinstance(value, (builtins_bool, np.bool_)):
+        info = np.iinfo(dtype)
+        lo = -info.max if kind == "u" and isinstance(value, (builtins_int, np.integer)) \
+            else info.min
+        return not lo <= value <= info.max     # (NaN fails the comparison: it overflows)
+    return False
+
+
+def wrapped(value, dtype):
+    """``value`` as an unsigned ``dtype`` stores it: a negative int that :func:`overflows` lets
+    through wraps around (-1 is 255 for uint8), as in torch, where NumPy refuses it."""
+    if dtype.kind == "u" and isinstance(value, builtins_int) and value < 0:
+        return value + builtins_int(np.iinfo(dtype).max) + 1
+    return value
+
+
+def overflow_error(value, dtype, what):
+    """torch's RuntimeError for a number :func:`overflows` ``dtype``, naming where it was given
+    (``what``: "fill_'s value", "clamp's min", ...)."""
+    return RuntimeError(f"value cannot be converted to type {dtype} without overflow: {what}="
+                        f"{value!r} is outside the range of tapegrad.{dtype}")

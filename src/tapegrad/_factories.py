@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
+from ._dtype import overflows
 from ._tensor import Tensor, _make
 from .autograd.graph import user_stacklevel
 
@@ -189,19 +190,16 @@ def _cast(arr, npd):
 
 
 def _check_overflow(arr, target):
-    """torch's check when Python numbers are stored into an integer dtype: RuntimeError for a
-    value outside the dtype's range (NaN and inf included); uint8 also takes ints down to -255,
-    which wrap around. Bool targets take anything."""
+    """torch's check when Python numbers are stored into an integer dtype
+    (:func:`_dtype.overflows`): RuntimeError for a value outside the dtype's range (NaN and inf
+    included); uint8 also takes ints down to -255, which wrap around. Bool targets take
+    anything."""
     npd = target.np
     if npd.kind not in "iu" or arr.size == 0 or arr.dtype.kind == "b":
         return
     info = np.iinfo(npd)
-    lo = -info.max if npd.kind == "u" and arr.dtype.kind in "iu" else info.min
-    if arr.dtype.kind == "f":
-        bad = bool(np.isnan(arr).any())
-    else:
-        bad = False
-    if bad or arr.min() < lo or arr.max() > info.max:
+    # (the extremes decide, as a number each; a NaN anywhere is the minimum)
+    if overflows(arr.min().item(), npd) or overflows(arr.max().item(), npd):
         raise RuntimeError(f"value cannot be converted to type {npd} without overflow "
                            f"(the {target} range is [{info.min}, {info.max}])")
 

@@ -18,36 +18,6 @@ def _half_in_f32(fn, *arrays):
     return np.asarray(fn(*arrays))
 
 
-def overflows(value, dtype) -> bool:
-    """Whether the Python number ``value`` is outside what NumPy ``dtype`` holds, by torch's
-    checked conversion of a scalar: a float dtype takes anything up to its largest finite value,
-    and inf and NaN; an integer dtype takes numbers in its range (an unsigned one also down to
-    -max, which wraps around), never inf or NaN; bool and complex take anything."""
-    kind = dtype.kind
-    if kind == "f":
-        return abs(value) != float("inf") and abs(value) > float(np.finfo(dtype).max)
-    if kind in "iu" and not isinstance(value, bool):
-        info = np.iinfo(dtype)
-        lo = -info.max if kind == "u" else info.min
-        return not lo <= value <= info.max     # (NaN fails the comparison: it overflows)
-    return False
-
-
-def wrapped(value, dtype):
-    """``value`` as an unsigned ``dtype`` stores it: a negative int that :func:`overflows` lets
-    through wraps around (-1 is 255 for uint8), as in torch, where NumPy refuses it."""
-    if dtype.kind == "u" and isinstance(value, int) and value < 0:
-        return value + int(np.iinfo(dtype).max) + 1
-    return value
-
-
-def overflow_error(value, dtype, what):
-    """torch's RuntimeError for a number :func:`overflows` ``dtype``, naming where it was given
-    (``what``: "fill_'s value", "clamp's min", ...)."""
-    return RuntimeError(f"value cannot be converted to type {dtype} without overflow: {what}="
-                        f"{value!r} is outside the range of tapegrad.{dtype}")
-
-
 def need_float(dtype, kernel):
     """torch's NotImplementedError for a kernel (named as torch names it, e.g. "elu_cpu") that has
     no integer or bool version, for an input of NumPy ``dtype``."""

@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from .. import _dtype
+from .._dtype import overflow_error, overflows, wrapped
 from ..autograd.engine import call_node
 from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_error,
                                   refresh_if_stale, refresh_view)
@@ -26,8 +27,7 @@ from ..autograd.grad_mode import state as _state
 from ..autograd.graph import FREED, AccumulateGrad, Node, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
-from ._util import (Tensor, _make, _zeros_of, broadcast_error, check_operand, overflow_error,
-                    overflows, wrapped)
+from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand
 from .indexing import AdvancedIndex, convert_index, index_tensors
 
 

@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype
+from .._dtype import overflow_error, overflows, wrapped
 from .._device import device as _device_cls
 from .._factories import _check_device
 from ..autograd.function import NULL_CTX, ArrayFunction
@@ -18,8 +19,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
-                    check_operand, coerce_operand, float_result, half_scalar, overflow_error,
-                    overflows, promote, to_float)
+                    check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
 
 _nd = np.ndarray
 
@@ -77,9 +77,8 @@ def _scaled(x, y, alpha, op, sign=1):
             return (x32 + np.float32(np.float16(alpha)) * y32 * sign).astype(_HALF)
     elif dt is _BOOL:
         alpha = bool(alpha)     # (sub and rsub refused bool operands already)
-    elif alpha < 0 and dt.kind == "u":
-        # torch lets a negative alpha wrap around for an unsigned dtype (as NumPy will not)
-        alpha += np.iinfo(dt).max + 1
+    else:
+        alpha = wrapped(alpha, dt)  # (a negative alpha wraps around for an unsigned dtype)
     return x + y * alpha if sign == 1 else x - y * alpha
 
 

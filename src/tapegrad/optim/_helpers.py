@@ -22,9 +22,9 @@ from .._tensor import Tensor, _make
 from ..nn._inplace import bump_version
 from .optimizer import Optimizer, _grad_array
 
-__all__ = ["add_scaled_", "check_lr", "check_nonneg", "check_betas", "scalar_dtype",
-           "scalar_tensor", "zeros_state", "value", "lerp_", "check_step_flags", "bump_all",
-           "PerParameterOptimizer"]
+__all__ = ["add_scaled_", "scale_", "check_lr", "check_nonneg", "check_betas",
+           "scalar_dtype", "scalar_tensor", "zeros_state", "value", "lerp_", "check_step_flags",
+           "bump_all", "PerParameterOptimizer"]
 
 def lerp_(start, end, weight):
     """torch's lerp_ with a scalar weight, in place on ``start`` (in its dtype)."""
@@ -48,6 +48,16 @@ def _load_axpy():
         return _AXPY
     _AXPY = {np.dtype(np.float32): blas.saxpy, np.dtype(np.float64): blas.daxpy}
     return _AXPY
+
+
+def scale_(y, c):
+    """``y *= c`` on an array, in place, as torch's ``mul_`` by a number: float16 is multiplied
+    in float32 and rounded once (NumPy would round ``c`` to float16 first), other dtypes in
+    their own."""
+    if y.dtype == np.float16:
+        y[...] = y.astype(np.float32) * np.float32(c)
+    else:
+        y *= y.dtype.type(c)
 
 
 def add_scaled_(y, x, alpha):

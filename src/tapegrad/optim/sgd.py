@@ -6,7 +6,7 @@ import numpy as np
 from .._tensor import _make
 from ..autograd.graph import user_frame
 from ..nn._inplace import bump_version
-from ._helpers import add_scaled_
+from ._helpers import add_scaled_, scale_
 from .optimizer import Optimizer, _grad_array
 
 __all__ = ["SGD"]
@@ -75,7 +75,6 @@ def _sgd_update(p, grad, buf, group, where=None):
     tensor on the first momentum step, None without momentum). Each ``add(x, alpha=a)`` of
     torch's rounds once, as its fused kernel (:func:`add_scaled_`)."""
     arr = p._data
-    dt = arr.dtype.type
     lr, wd = group["lr"], group["weight_decay"]
     momentum, dampening = group["momentum"], group["dampening"]
     g = -grad if group["maximize"] else grad
@@ -87,10 +86,7 @@ def _sgd_update(p, grad, buf, group, where=None):
             buf = _make(np.array(g, dtype=arr.dtype, copy=True))
         else:
             b = buf._data
-            if b.dtype == np.float16:   # (torch multiplies float16 in float32, rounding once)
-                b[...] = b.astype(np.float32) * np.float32(momentum)
-            else:
-                b *= dt(momentum)
+            scale_(b, momentum)
             add_scaled_(b, g, 1 - dampening)
             bump_version(buf, where)
         if group["nesterov"]:
