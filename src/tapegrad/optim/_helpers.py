@@ -37,6 +37,10 @@ def lerp_(start, end, weight):
 
 _AXPY = None    # dtype -> BLAS axpy; {} without a working SciPy. Filled by the first call.
 _BLOCK = 1 << 15    # elements: a block of an intermediate stays in cache until it is used
+# OpenBLAS runs an axpy of more than 10,000 elements on its thread pool. SciPy's OpenBLAS pool is
+# not NumPy's: its threads spin after the call and starve NumPy's (and the reverse), which made a
+# training step three times slower on two cores. An axpy in pieces of this size never wakes them.
+_AXPY_CHUNK = 8192
 
 
 def _load_axpy():
@@ -68,7 +72,8 @@ def add_scaled_(y, x, alpha):
     Where SciPy is installed, float32/float64 take BLAS's axpy, an FMA loop that also reads and
     writes each element once (NumPy's product then sum take three passes and a temporary):
     SGD's update of a 784x512 float32 weight is about 1.5x faster. A non-contiguous ``y`` or
-    ``x`` goes through a contiguous copy. SciPy is imported at the first call (about 0.3 s).
+    ``x`` goes through a contiguous copy. A large array goes in pieces of 8,192 elements, each
+    below the size where OpenBLAS uses threads: SciPy's thread pool would compete with NumPy's. SciPy is imported at the first call (about 0.3 s).
     Without it, float32 is computed in float64 a block at a time (the product of two float32
     values is exact there, so the one rounding that matters is the last; a second one differs
     from the FMA about once in 2**29 elements), and float64 rounds twice, which differs from
@@ -87,12 +92,15 @@ def add_scaled_(y, x, alpha):
             and fy.writeable and fy.aligned:
         # (f2py would write into a read-only y, and work on a copy of a strided or unaligned
         # one, which is lost)
-        xc = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-        if fy.c_contiguous:
-            axpy(xc.reshape(-1), y.reshape(-1), a=alpha)
+        xv = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).reshape(-1)
+        t = y if fy.c_contiguous else np.ascontiguousarray(y)
+        tv = t.reshape(-1)
+        if n <= _AXPY_CHUNK:
+            axpy(xv, tv, a=alpha)
         else:
-            t = np.ascontiguousarray(y)
-            axpy(xc.reshape(-1), t.reshape(-1), a=alpha)
+            for i in range(0, n, _AXPY_CHUNK):
+                axpy(xv[i:i + _AXPY_CHUNK], tv[i:i + _AXPY_CHUNK], a=alpha)
+        if t is not y:
             y[...] = t
         return
     # (dtype= below: NumPy 1.x would multiply a float32 array by a float64 scalar in float32)
