@@ -37,6 +37,7 @@ JOBS = [
     ("W1", "W1", [], (100, 5), (20, 3)),
     ("W2", "W2", [], (10, 2), (3, 1)),
     ("W3", "W3", [], (12, 2), (4, 1)),
+    ("W3-dt", "W3", [], (12, 2), (4, 1)),
     ("W4", "W4", [], (6, 1), (2, 1)),
     ("W5", "W5", [], (10, 2), (3, 1)),
     ("W6", "W6", [], (1, 0), (1, 0)),
@@ -49,6 +50,8 @@ DESCRIPTIONS = {
     "W1": "small-op overhead: x (4,) f64, 1,000 ops cycling x*1.0001, x+0.001, tanh; sum; backward",
     "W2": "scalar chain: 10,000 such ops on a 0-d f64 tensor; backward",
     "W3": "MLP step: 784-512-512-10 ReLU, batch 256, f32, cross-entropy, backward, SGD",
+    "W3-dt": "W3 with each library's default threads (no thread env vars, torch's own count): "
+             "what a user gets without setting any (no target)",
     "W4": "wide elementwise: two f32 tensors of 1e6, 20 mixed elementwise ops, sum, backward",
     "W5": "small CNN step: (64,1,28,28), conv3x3x16 relu pool2, conv3x3x32 relu pool2, linear 10, "
           "CE, backward, SGD",
@@ -59,12 +62,23 @@ DESCRIPTIONS = {
 }
 
 
+# jobs run with each library's own thread defaults instead of --threads: a second BLAS thread
+# pool (SciPy's beside NumPy's) once made W3 three times slower there, unseen at one thread
+DEFAULT_THREAD_JOBS = {"W3-dt"}
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
 # ---- running -----------------------------------------------------------------------------------
 def worker_env(threads, job_workload):
+    """The worker's environment: ``threads`` in every BLAS/OpenMP variable, or none of them
+    when ``threads`` is None (each library's default)."""
     env = dict(os.environ)
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-        env[k] = str(threads)
+    for k in THREAD_VARS:
+        if threads is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(threads)
     if job_workload == "W6":
         # fixed mmap threshold: every buffer >= 64 KiB is mapped on allocation and unmapped on
         # free, so RSS follows the live arrays (glibc's adaptive threshold would otherwise make
@@ -78,8 +92,9 @@ def worker_env(threads, job_workload):
 def run_worker(job, fw, args, check_path=None, profile_path=None):
     jid, wl, extra, full, quick = job
     iters, warmup = quick if args.quick else full
+    threads = None if jid in DEFAULT_THREAD_JOBS else args.threads
     cmd = [sys.executable, os.path.join(HERE, "worker.py"), wl, fw, "--iters", str(iters),
-           "--warmup", str(warmup), "--threads", str(args.threads)] + extra
+           "--warmup", str(warmup)] + (["--threads", str(threads)] if threads else []) + extra
     if check_path:
         cmd += ["--check", check_path]
     if profile_path:
@@ -88,7 +103,7 @@ def run_worker(job, fw, args, check_path=None, profile_path=None):
         cmd.append("--no-gc")
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(args.threads, wl),
+        p = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(threads, wl),
                            timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {args.timeout}s"}, time.perf_counter() - t0
@@ -147,6 +162,7 @@ def build_rows(raw):
         timed(jid, "total", 1e3, metric, "ms", target)
         timed(jid, "fwd", 1e3, "forward", "ms")
         timed(jid, "bwd", 1e3, "backward", "ms")
+    timed("W3-dt", "total", 1e3, "step, default threads", "ms")
     timed("W8", "total", 1e6, "step", "µs")
     timed("W8", "fwd", 1e6, "forward", "µs")
     timed("W8", "bwd", 1e6, "backward", "µs")
@@ -260,7 +276,10 @@ def markdown(meta, rows, checks, failures):
     L = ["# tapegrad benchmark results", ""]
     L.append(f"{meta['date']} · {meta['cpu']} ({meta['cores']} cores) · Python {meta['python']}, "
              f"NumPy {meta['numpy']}, torch {meta.get('torch', '?')} · threads: "
-             f"{meta['threads']} (OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads) · "
+             f"{meta['threads']} (OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads)"
+             + (f", except W3-dt: each library's default (torch "
+                f"{meta.get('default_torch_threads') or '?'})" if meta.get("default_torch_threads")
+                else "") + " · "
              f"{meta['repeats']} repetitions{' (--quick)' if meta['quick'] else ''}, medians · "
              f"GC {'off while timing' if meta['no_gc'] else 'on'} · optimizer: "
              f"{meta.get('optimizer', '?')} · wall {meta['wall_s'] / 60:.1f} min")
@@ -455,15 +474,20 @@ def main(argv=None):
     checks = compare_checks(check_files)
     shutil.rmtree(tmp, ignore_errors=True)
     wall = time.perf_counter() - t_start
-    envs = {fw: next((r["env"] for j in raw.values() for r in j[fw] if "env" in r), {})
-            for fw in FRAMEWORKS}
+    # (the run's thread settings are those of the jobs run at --threads)
+    envs = {fw: next((r["env"] for jid, j in sorted(raw.items(), key=lambda kv: kv[0] in
+                                                     DEFAULT_THREAD_JOBS)
+                      for r in j[fw] if "env" in r), {}) for fw in FRAMEWORKS}
+    default_torch = next((r["env"].get("torch_threads") for jid in DEFAULT_THREAD_JOBS
+                          for r in raw.get(jid, {}).get("torch", []) if "env" in r), None)
     optimizer = {fw: next((r.get("optimizer") for j in raw.values() for r in j[fw]
                            if r.get("optimizer")), None) for fw in ("tapegrad", "torch")}
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "cpu": cpu_name(), "cores": os.cpu_count(),
             "python": platform.python_version(), "numpy": np.__version__,
             "torch": envs["torch"].get("torch"), "torch_threads": envs["torch"].get(
                 "torch_threads"), "thread_env": envs["numpy"].get("thread_env"),
-            "threads": args.threads, "repeats": repeats, "quick": args.quick,
+            "threads": args.threads, "default_torch_threads": default_torch,
+            "repeats": repeats, "quick": args.quick,
             "no_gc": args.no_gc, "wall_s": wall,
             "optimizer": ", ".join(f"{v}" for v in optimizer.values() if v)}
     summary = []
