@@ -1,0 +1,40 @@
+"""benchmarks/run.py's thread settings: every job runs at --threads, except W3-dt, which runs with
+each library's defaults (a second BLAS thread pool once made tapegrad's W3 three times slower
+there, unseen at one thread)."""
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+run = pytest.importorskip("benchmarks.run")
+
+
+def _launched(monkeypatch, jid, threads):
+    seen = {}
+
+    def fake(cmd, **kw):
+        seen["cmd"], seen["env"] = cmd, kw["env"]
+        return types.SimpleNamespace(returncode=0, stdout=json.dumps({"median": {}}), stderr="")
+
+    monkeypatch.setattr(subprocess, "run", fake)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
+    job = next(j for j in run.JOBS if j[0] == jid)
+    args = types.SimpleNamespace(quick=True, threads=threads, no_gc=False, timeout=5)
+    run.run_worker(job, "torch", args)
+    return seen["cmd"], seen["env"]
+
+
+def test_jobs_run_at_the_given_threads(monkeypatch):
+    cmd, env = _launched(monkeypatch, "W3", 1)
+    assert cmd[cmd.index("--threads") + 1] == "1"
+    assert all(env[k] == "1" for k in run.THREAD_VARS)
+
+
+def test_w3_dt_runs_with_each_librarys_default_threads(monkeypatch):
+    cmd, env = _launched(monkeypatch, "W3-dt", 1)
+    assert "--threads" not in cmd and cmd[2] == "W3"
+    assert not any(k in env for k in run.THREAD_VARS)    # (also one the caller had set)
