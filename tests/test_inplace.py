@@ -36,6 +36,19 @@ CASES = {
     "view_mul_t": lambda x, b: x[1:].mul_(b[1:]),
     "view_of_view": lambda x, b: x[1:][0:1].mul_(b[0:1]),
     "twice": lambda x, b: x.tanh_().tanh_(),
+    "tan_": lambda x, b: x.tan_(),
+    "asin_": lambda x, b: x.mul_(0.5).asin_(),
+    "arccos_": lambda x, b: x.mul_(0.5).arccos_(),
+    "atan_": lambda x, b: x.atan_(),
+    "sinh_": lambda x, b: x.sinh_(),
+    "cosh_": lambda x, b: x.cosh_(),
+    "asinh_": lambda x, b: x.asinh_(),
+    "acosh_": lambda x, b: x.add_(1.0).acosh_(),
+    "atanh_": lambda x, b: x.mul_(0.5).atanh_(),
+    "log10_": lambda x, b: x.log10_(),
+    "log2_": lambda x, b: x.log2_(),
+    "deg2rad_": lambda x, b: x.deg2rad_(),
+    "rad2deg_": lambda x, b: x.rad2deg_(),
 }
 
 

@@ -518,12 +518,13 @@ def pow_(self, exponent):
     return inplace(self, F, (exponent,), "pow_")
 
 
-def _unary_inplace(name, F):
+def _unary_inplace(name, F, aliases=()):
     def f(self):
         return inplace(self, F, (), name)
     f.__name__ = name
     f.__doc__ = f"In-place ``{name[:-1]}``; returns self."
-    return op(name, namespace=name in ("relu_", "sigmoid_", "tanh_", "exp_", "exp2_", "sqrt_"))(f)
+    return op(name, namespace=name in ("relu_", "sigmoid_", "tanh_", "exp_", "exp2_", "sqrt_"),
+              aliases=aliases)(f)
 
 
 neg_ = _unary_inplace("neg_", P.Neg)
@@ -537,6 +538,19 @@ relu_ = _unary_inplace("relu_", P.Relu)
 sigmoid_ = _unary_inplace("sigmoid_", P.Sigmoid)
 tanh_ = _unary_inplace("tanh_", P.Tanh)
 reciprocal_ = _unary_inplace("reciprocal_", P.Reciprocal)
+tan_ = _unary_inplace("tan_", P.Tan)
+asin_ = _unary_inplace("asin_", P.Asin, aliases=("arcsin_",))
+acos_ = _unary_inplace("acos_", P.Acos, aliases=("arccos_",))
+atan_ = _unary_inplace("atan_", P.Atan, aliases=("arctan_",))
+sinh_ = _unary_inplace("sinh_", P.Sinh)
+cosh_ = _unary_inplace("cosh_", P.Cosh)
+asinh_ = _unary_inplace("asinh_", P.AsinhInplace, aliases=("arcsinh_",))
+acosh_ = _unary_inplace("acosh_", P.AcoshInplace, aliases=("arccosh_",))
+atanh_ = _unary_inplace("atanh_", P.AtanhInplace, aliases=("arctanh_",))
+log10_ = _unary_inplace("log10_", P.Log10)
+log2_ = _unary_inplace("log2_", P.Log2)
+deg2rad_ = _unary_inplace("deg2rad_", P.Deg2rad)
+rad2deg_ = _unary_inplace("rad2deg_", P.Rad2deg)
 
 
 @op("clamp_", namespace=False, aliases=("clip_",))

@@ -985,7 +985,7 @@ def square(input):
     return PowScalar.apply(input, 2)
 
 
-def _unary(name, F, doc):
+def _unary(name, F, doc, aliases=()):
     apply = F.apply     # (bound once: F.apply makes a new bound method on every read)
 
     def f(input):
@@ -993,7 +993,7 @@ def _unary(name, F, doc):
     f.__name__ = name
     f.__qualname__ = name
     f.__doc__ = doc
-    return op(name)(f)
+    return op(name, aliases=aliases)(f)
 
 
 exp = _unary("exp", Exp, "e ** input, elementwise (floating result). Derivative: grad * result.")
@@ -1425,6 +1425,311 @@ erf = _unary("erf", Erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2)
              "Derivative (derivatives.yaml): 2 / sqrt(pi) * exp(-input ** 2) * grad.")
 
 
+
+
+# ---- trigonometric, hyperbolic, base-10/base-2 logs ----------------------------------------------
+# Each forward is NumPy's ufunc (float16 computed in float32 and rounded once, as torch), an
+# integer or bool input taken as the default float dtype; a value outside the domain gives nan
+# (and a pole inf) without a warning, as torch. Each backward is derivatives.yaml's formula,
+# written with tapegrad ops in torch's order, so it is differentiable again.
+
+class _Quiet(ArrayFunction):
+    """A unary op whose NumPy ufunc (``_ufunc``) may meet a pole or leave its domain."""
+
+    _ufunc = None
+
+    @classmethod
+    def _eval(cls, x):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return cls._ufunc(to_float(x))
+
+
+class Tan(_Quiet, name="TanBackward0", saves_result=True):
+    """tan x. derivatives.yaml: grad * (1 + result.pow(2))."""
+
+    _ufunc = np.tan
+
+    @staticmethod
+    def forward(ctx, x):
+        return Tan._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * (y ** 2 + 1)
+
+
+class Asin(_Quiet, name="AsinBackward0"):
+    """arcsin x (nan outside [-1, 1]). derivatives.yaml: grad * (-self * self + 1).rsqrt()."""
+
+    _ufunc = np.arcsin
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Asin._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * rsqrt(-x * x + 1)
+
+
+class Acos(_Quiet, name="AcosBackward0"):
+    """arccos x (nan outside [-1, 1]). derivatives.yaml: grad * -((-self * self + 1).rsqrt())."""
+
+    _ufunc = np.arccos
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Acos._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * -rsqrt(-x * x + 1)
+
+
+class Atan(_Quiet, name="AtanBackward0"):
+    """arctan x. derivatives.yaml: grad / (self * self + 1)."""
+
+    _ufunc = np.arctan
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Atan._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x * x + 1)
+
+
+class Sinh(_Quiet, name="SinhBackward0"):
+    """sinh x. derivatives.yaml: grad * self.cosh()."""
+
+    _ufunc = np.sinh
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Sinh._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * cosh(x)
+
+
+class Cosh(_Quiet, name="CoshBackward0"):
+    """cosh x. derivatives.yaml: grad * self.sinh()."""
+
+    _ufunc = np.cosh
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Cosh._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * sinh(x)
+
+
+class Asinh(_Quiet, name="AsinhBackward0"):
+    """arcsinh x. derivatives.yaml: grad * (self.pow(2) + 1).rsqrt()."""
+
+    _ufunc = np.arcsinh
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Asinh._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * rsqrt(x ** 2 + 1)
+
+
+class Acosh(_Quiet, name="AcoshBackward0"):
+    """arccosh x (nan below 1). derivatives.yaml: grad * (self.pow(2) - 1).rsqrt()."""
+
+    _ufunc = np.arccosh
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Acosh._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * rsqrt(x ** 2 - 1)
+
+
+class Atanh(_Quiet, name="AtanhBackward0"):
+    """arctanh x (nan outside [-1, 1], inf at +-1). derivatives.yaml: grad * 1 / (1 -
+    self.pow(2))."""
+
+    _ufunc = np.arctanh
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Atanh._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (1 - x ** 2)
+
+
+class Log10(_Quiet, name="Log10Backward0"):
+    """log10 x. derivatives.yaml: grad / (self * 2.3025850929940456)."""
+
+    _ufunc = np.log10
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Log10._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x * 2.3025850929940456)
+
+
+class Log2(_Quiet, name="Log2Backward0"):
+    """log2 x. derivatives.yaml: grad / (self * 0.6931471805599453)."""
+
+    _ufunc = np.log2
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return Log2._eval(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g / (x * 0.6931471805599453)
+
+
+def _no_inplace_derivative(name):
+    def backward(ctx, g):
+        raise NotImplementedError(
+            f"the derivative for 'inplace version of {name}' is not implemented. ({name}_ was "
+            f"applied in place to a tensor that requires grad, and torch 2.13 has no derivative "
+            f"for that either: use the out-of-place y = x.{name}() where a gradient flows)")
+    return staticmethod(backward)
+
+
+class AsinhInplace(Asinh, name="AsinhBackward1"):
+    """asinh_ as torch 2.13 records it: a node whose backward raises NotImplementedError."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return Asinh._eval(x)
+
+    backward = _no_inplace_derivative("asinh")
+
+
+class AcoshInplace(Acosh, name="AcoshBackward1"):
+    """acosh_ as torch 2.13 records it: a node whose backward raises NotImplementedError."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return Acosh._eval(x)
+
+    backward = _no_inplace_derivative("acosh")
+
+
+class AtanhInplace(Atanh, name="AtanhBackward1"):
+    """atanh_ as torch 2.13 records it: a node whose backward raises NotImplementedError."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return Atanh._eval(x)
+
+    backward = _no_inplace_derivative("atanh")
+
+
+_DEG = 0.017453292519943295     # torch's M_PI_180 (pi / 180)
+
+
+def _scale_float(x, c):
+    """x * c in x's float dtype (the default float dtype for an integer or bool x), with c cast
+    to that dtype first, as torch multiplies by a wrapped number (float16 in float32)."""
+    x = to_float(x)
+    if x.dtype is _HALF:
+        return half_scalar(np.multiply, x, c)
+    return x * x.dtype.type(c)
+
+
+class Deg2rad(ArrayFunction, name="Deg2RadBackward0"):
+    """x * pi / 180. derivatives.yaml deg2rad_backward: grad * (pi / 180)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _scale_float(x, _DEG)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * _DEG
+
+
+class Rad2deg(ArrayFunction, name="Rad2DegBackward0"):
+    """x * 180 / pi. derivatives.yaml rad2deg_backward: grad * (180 / pi)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return _scale_float(x, 1 / _DEG)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (1 / _DEG)
+
+
+_FLOAT_RESULT = ("Result: input's shape; a float input keeps its dtype, an integer or bool input "
+                 "gives the default float dtype (float32 unless set_default_dtype changed it), as "
+                 "torch.")
+tan = _unary("tan", Tan, "Tangent (radians). " + _FLOAT_RESULT + " Derivative "
+             "(derivatives.yaml): grad * (1 + result ** 2).")
+asin = _unary("asin", Asin, "Inverse sine, in [-pi/2, pi/2]; nan outside [-1, 1]. " + _FLOAT_RESULT
+              + " Derivative (derivatives.yaml): grad * rsqrt(1 - input ** 2).",
+              aliases=("arcsin",))
+acos = _unary("acos", Acos, "Inverse cosine, in [0, pi]; nan outside [-1, 1]. " + _FLOAT_RESULT
+              + " Derivative (derivatives.yaml): -grad * rsqrt(1 - input ** 2).",
+              aliases=("arccos",))
+atan = _unary("atan", Atan, "Inverse tangent, in (-pi/2, pi/2). " + _FLOAT_RESULT + " Derivative "
+              "(derivatives.yaml): grad / (1 + input ** 2).", aliases=("arctan",))
+sinh = _unary("sinh", Sinh, "Hyperbolic sine. " + _FLOAT_RESULT + " Derivative "
+              "(derivatives.yaml): grad * cosh(input).")
+cosh = _unary("cosh", Cosh, "Hyperbolic cosine. " + _FLOAT_RESULT + " Derivative "
+              "(derivatives.yaml): grad * sinh(input).")
+asinh = _unary("asinh", Asinh, "Inverse hyperbolic sine. " + _FLOAT_RESULT + " Derivative "
+               "(derivatives.yaml): grad * rsqrt(input ** 2 + 1).", aliases=("arcsinh",))
+acosh = _unary("acosh", Acosh, "Inverse hyperbolic cosine; nan below 1. " + _FLOAT_RESULT +
+               " Derivative (derivatives.yaml): grad * rsqrt(input ** 2 - 1).",
+               aliases=("arccosh",))
+atanh = _unary("atanh", Atanh, "Inverse hyperbolic tangent; nan outside [-1, 1], +-inf at +-1. "
+               + _FLOAT_RESULT + " Derivative (derivatives.yaml): grad / (1 - input ** 2).",
+               aliases=("arctanh",))
+log10 = _unary("log10", Log10, "Base-10 logarithm (nan for negatives, -inf at 0). " + _FLOAT_RESULT
+               + " Derivative (derivatives.yaml): grad / (input * ln 10).")
+log2 = _unary("log2", Log2, "Base-2 logarithm (nan for negatives, -inf at 0). " + _FLOAT_RESULT
+              + " Derivative (derivatives.yaml): grad / (input * ln 2).")
+deg2rad = _unary("deg2rad", Deg2rad, "Degrees to radians: input * pi / 180, the constant in "
+                 "input's dtype. " + _FLOAT_RESULT + " Derivative (derivatives.yaml): grad * pi / "
+                 "180.")
+rad2deg = _unary("rad2deg", Rad2deg, "Radians to degrees: input * 180 / pi, the constant in "
+                 "input's dtype. " + _FLOAT_RESULT + " Derivative (derivatives.yaml): grad * 180 / "
+                 "pi.")
 
 
 # ---- rounding (zero gradient) -------------------------------------------------------------------
