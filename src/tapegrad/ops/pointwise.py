@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 import numbers
+import types
 
 import numpy as np
 
@@ -1434,9 +1435,22 @@ erf = _unary("erf", Erf, "The error function 2/sqrt(pi) * integral_0^x exp(-t^2)
 # written with tapegrad ops in torch's order, so it is differentiable again.
 
 class _Quiet(ArrayFunction):
-    """A unary op whose NumPy ufunc (``_ufunc``) may meet a pole or leave its domain."""
+    """A unary op whose NumPy ufunc (``_ufunc``) may meet a pole or leave its domain. A subclass
+    that defines no forward gets one: the ufunc, saving the input (or, with saves_result, letting
+    apply save the result)."""
 
     _ufunc = None
+
+    def __init_subclass__(cls, **kwargs):
+        if "forward" not in cls.__dict__ and cls.__dict__.get("_ufunc") is not None:
+            saves_input = not kwargs.get("saves_result", cls._saves_result)
+
+            def forward(ctx, x):
+                if saves_input:
+                    ctx.save_for_backward(x)
+                return cls._eval(x)
+            cls.forward = staticmethod(forward)
+        super().__init_subclass__(**kwargs)     # (after: apply takes cls.forward)
 
     @classmethod
     def _eval(cls, x):
@@ -1450,10 +1464,6 @@ class Tan(_Quiet, name="TanBackward0", saves_result=True):
     _ufunc = np.tan
 
     @staticmethod
-    def forward(ctx, x):
-        return Tan._eval(x)
-
-    @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
         return g * (y ** 2 + 1)
@@ -1463,11 +1473,6 @@ class Asin(_Quiet, name="AsinBackward0"):
     """arcsin x (nan outside [-1, 1]). derivatives.yaml: grad * (-self * self + 1).rsqrt()."""
 
     _ufunc = np.arcsin
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Asin._eval(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1481,11 +1486,6 @@ class Acos(_Quiet, name="AcosBackward0"):
     _ufunc = np.arccos
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Acos._eval(x)
-
-    @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * -rsqrt(-x * x + 1)
@@ -1495,11 +1495,6 @@ class Atan(_Quiet, name="AtanBackward0"):
     """arctan x. derivatives.yaml: grad / (self * self + 1)."""
 
     _ufunc = np.arctan
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Atan._eval(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1513,11 +1508,6 @@ class Sinh(_Quiet, name="SinhBackward0"):
     _ufunc = np.sinh
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Sinh._eval(x)
-
-    @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * cosh(x)
@@ -1527,11 +1517,6 @@ class Cosh(_Quiet, name="CoshBackward0"):
     """cosh x. derivatives.yaml: grad * self.sinh()."""
 
     _ufunc = np.cosh
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Cosh._eval(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1545,11 +1530,6 @@ class Asinh(_Quiet, name="AsinhBackward0"):
     _ufunc = np.arcsinh
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Asinh._eval(x)
-
-    @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g * rsqrt(x ** 2 + 1)
@@ -1559,11 +1539,6 @@ class Acosh(_Quiet, name="AcoshBackward0"):
     """arccosh x (nan below 1). derivatives.yaml: grad * (self.pow(2) - 1).rsqrt()."""
 
     _ufunc = np.arccosh
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Acosh._eval(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1578,11 +1553,6 @@ class Atanh(_Quiet, name="AtanhBackward0"):
     _ufunc = np.arctanh
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Atanh._eval(x)
-
-    @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (1 - x ** 2)
@@ -1592,11 +1562,6 @@ class Log10(_Quiet, name="Log10Backward0"):
     """log10 x. derivatives.yaml: grad / (self * 2.3025850929940456)."""
 
     _ufunc = np.log10
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Log10._eval(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1610,53 +1575,33 @@ class Log2(_Quiet, name="Log2Backward0"):
     _ufunc = np.log2
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return Log2._eval(x)
-
-    @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return g / (x * 0.6931471805599453)
 
 
-def _no_inplace_derivative(name):
+def _without_inplace_derivative(F, name):
+    """``F`` as torch 2.13 records its in-place variant (asinh_, acosh_, atanh_): the same forward,
+    saving nothing, on a node named <Op>Backward1 whose backward raises NotImplementedError."""
+    def forward(ctx, x):
+        return F._eval(x)
+
     def backward(ctx, g):
         raise NotImplementedError(
             f"the derivative for 'inplace version of {name}' is not implemented. ({name}_ was "
             f"applied in place to a tensor that requires grad, and torch 2.13 has no derivative "
             f"for that either: use the out-of-place y = x.{name}() where a gradient flows)")
-    return staticmethod(backward)
+
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward),
+            "__doc__": f"{name}_ as torch 2.13 records it: a node whose backward raises."}
+    return types.new_class(F.__name__ + "Inplace", (F,),
+                           {"name": F._backward_cls.__name__[:-1] + "1"},
+                           lambda ns: ns.update(body))
 
 
-class AsinhInplace(Asinh, name="AsinhBackward1"):
-    """asinh_ as torch 2.13 records it: a node whose backward raises NotImplementedError."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return Asinh._eval(x)
-
-    backward = _no_inplace_derivative("asinh")
-
-
-class AcoshInplace(Acosh, name="AcoshBackward1"):
-    """acosh_ as torch 2.13 records it: a node whose backward raises NotImplementedError."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return Acosh._eval(x)
-
-    backward = _no_inplace_derivative("acosh")
-
-
-class AtanhInplace(Atanh, name="AtanhBackward1"):
-    """atanh_ as torch 2.13 records it: a node whose backward raises NotImplementedError."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return Atanh._eval(x)
-
-    backward = _no_inplace_derivative("atanh")
+AsinhInplace = _without_inplace_derivative(Asinh, "asinh")
+AcoshInplace = _without_inplace_derivative(Acosh, "acosh")
+AtanhInplace = _without_inplace_derivative(Atanh, "atanh")
 
 
 _DEG = 0.017453292519943295     # torch's M_PI_180 (pi / 180)
