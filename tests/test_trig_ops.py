@@ -118,3 +118,32 @@ def test_inplace_with_a_derivative_matches_the_out_of_place_gradient(name):
     b = tg.tensor([0.3, 0.6], dtype=tg.float64, requires_grad=True)
     getattr(tg, name)(b * 1.0).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+SIGN_CASES = ([-1.5, 0.0, -0.0, 2.0, np.nan, -np.inf], [1, -2, 0], [True, False])
+
+
+@pytest.mark.parametrize("name", ("sign", "sgn", "signbit"))
+@pytest.mark.parametrize("vals", SIGN_CASES, ids=("float", "int", "bool"))
+def test_sign_sgn_signbit_match_torch_for_each_kind_of_dtype(name, vals):
+    # (sign of a bool tensor raised NumPy's _UFuncNoLoopError; torch gives the values back)
+    torch = pytest.importorskip("torch")
+    a = getattr(tg, name)(tg.tensor(vals))
+    b = getattr(torch, name)(torch.tensor(vals))
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert (np.signbit(a.numpy().astype(float)) == np.signbit(b.numpy().astype(float))).all()
+
+
+def test_sign_sgn_signbit_values():
+    x = tg.tensor([-1.5, 0.0, -0.0, 2.0, float("nan")], requires_grad=True)
+    assert tg.sign(tg.tensor([True, False])).tolist() == [True, False]
+    assert tg.signbit(x).tolist() == [True, False, True, False, False]
+    assert not tg.signbit(x).requires_grad
+    assert tg.signbit(tg.tensor([True])).tolist() == [False]
+    y = tg.sgn(x)
+    assert type(y.grad_fn).__name__ == "SgnBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 5
+    with pytest.raises(TypeError, match="signbit"):
+        tg.signbit(3.0)

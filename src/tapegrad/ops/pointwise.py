@@ -841,6 +841,8 @@ class Sign(ArrayFunction, name="SignBackward0"):
     def forward(ctx, x):
         if x.dtype.kind == "f":
             return np.subtract(x > 0, x < 0, dtype=x.dtype)
+        if x.dtype == _BOOL:    # (NumPy has no bool sign; torch gives the values back)
+            return x.copy()
         return np.sign(x)
 
     @staticmethod
@@ -1188,8 +1190,27 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @op("sign")
 def sign(input):
-    """Elementwise sign (-1, 0, 1); its gradient is zero, as torch's SignBackward0."""
+    """Elementwise sign (-1, 0, 1; 0 for NaN and both zeros) in input's dtype (a bool tensor
+    comes back as its values); its gradient is zero, as torch's SignBackward0."""
     return Sign.apply(input)
+
+
+@op("sgn")
+def sgn(input):
+    """sign for real tensors (torch's sgn is z / |z| for complex ones, which tapegrad does not
+    have); recorded as SgnBackward0, whose gradient is zero."""
+    return Sgn.apply(input)
+
+
+@op("signbit")
+def signbit(input):
+    """Whether the sign bit is set: True for negatives, -0.0 and NaNs with the bit set; False
+    for every bool. Result: bool, input's shape; not differentiable."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"signbit(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    a = input._data
+    return _make(np.signbit(a) if a.dtype != _BOOL else np.zeros(a.shape, _BOOL))
 
 
 # ---- dunders ------------------------------------------------------------------------------------

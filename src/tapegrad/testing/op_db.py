@@ -1197,6 +1197,8 @@ op_db: list[OpInfo] = [
     OpInfo("sigmoid", sample_inputs_func=s_unary_with_int),
     OpInfo("relu", sample_inputs_func=s_relu),
     OpInfo("sign", sample_inputs_func=s_sign),
+    OpInfo("sgn", sample_inputs_func=s_sign),
+    OpInfo("signbit", sample_inputs_func=s_unary_with_int, supports_grad=False),
     # comparisons and logic: no gradient
     *[OpInfo(n, sample_inputs_func=s_compare, supports_grad=False)
       for n in ("eq", "ne", "lt", "le", "gt", "ge")],
