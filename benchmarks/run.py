@@ -474,10 +474,11 @@ def main(argv=None):
     checks = compare_checks(check_files)
     shutil.rmtree(tmp, ignore_errors=True)
     wall = time.perf_counter() - t_start
-    # (the run's thread settings are those of the jobs run at --threads)
-    envs = {fw: next((r["env"] for jid, j in sorted(raw.items(), key=lambda kv: kv[0] in
-                                                     DEFAULT_THREAD_JOBS)
-                      for r in j[fw] if "env" in r), {}) for fw in FRAMEWORKS}
+    # (the run's thread settings are those of the jobs run at --threads, when there are any)
+    at_threads = [j for jid, j in raw.items() if jid not in DEFAULT_THREAD_JOBS] or \
+        list(raw.values())
+    envs = {fw: next((r["env"] for j in at_threads for r in j[fw] if "env" in r), {})
+            for fw in FRAMEWORKS}
     default_torch = next((r["env"].get("torch_threads") for jid in DEFAULT_THREAD_JOBS
                           for r in raw.get(jid, {}).get("torch", []) if "env" in r), None)
     optimizer = {fw: next((r.get("optimizer") for j in raw.values() for r in j[fw]

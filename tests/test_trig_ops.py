@@ -147,3 +147,13 @@ def test_sign_sgn_signbit_values():
     assert x.grad.tolist() == [0.0] * 5
     with pytest.raises(TypeError, match="signbit"):
         tg.signbit(3.0)
+
+
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+@pytest.mark.parametrize("name", ("deg2rad", "rad2deg"))
+def test_deg2rad_rad2deg_match_torch_to_the_bit(name, dtype):
+    # (the constant is cast to the dtype first, float16 multiplied in float32, as torch)
+    torch = pytest.importorskip("torch")
+    x = (np.random.default_rng(0).standard_normal(5000) * 500).astype(dtype)
+    np.testing.assert_array_equal(getattr(tg, name)(tg.tensor(x)).numpy(),
+                                  getattr(torch, name)(torch.tensor(x)).numpy())

@@ -1205,7 +1205,8 @@ def sgn(input):
 @op("signbit")
 def signbit(input):
     """Whether the sign bit is set: True for negatives, -0.0 and NaNs with the bit set; False
-    for every bool. Result: bool, input's shape; not differentiable."""
+    for every bool. Result: bool, input's shape; not differentiable. TypeError when input is
+    not a Tensor (as torch)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"signbit(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
@@ -1628,21 +1629,13 @@ AtanhInplace = _without_inplace_derivative(Atanh, "atanh")
 _DEG = 0.017453292519943295     # torch's M_PI_180 (pi / 180)
 
 
-def _scale_float(x, c):
-    """x * c in x's float dtype (the default float dtype for an integer or bool x), with c cast
-    to that dtype first, as torch multiplies by a wrapped number (float16 in float32)."""
-    x = to_float(x)
-    if x.dtype is _HALF:
-        return half_scalar(np.multiply, x, c)
-    return x * x.dtype.type(c)
-
-
 class Deg2rad(ArrayFunction, name="Deg2RadBackward0"):
     """x * pi / 180. derivatives.yaml deg2rad_backward: grad * (pi / 180)."""
 
     @staticmethod
     def forward(ctx, x):
-        return _scale_float(x, _DEG)
+        # (Mul's product by a number: the constant in x's dtype, float16 computed in float32)
+        return Mul.forward(NULL_CTX, to_float(x), _DEG)
 
     @staticmethod
     def backward(ctx, g):
@@ -1654,7 +1647,7 @@ class Rad2deg(ArrayFunction, name="Rad2DegBackward0"):
 
     @staticmethod
     def forward(ctx, x):
-        return _scale_float(x, 1 / _DEG)
+        return Mul.forward(NULL_CTX, to_float(x), 1 / _DEG)
 
     @staticmethod
     def backward(ctx, g):
@@ -1663,7 +1656,7 @@ class Rad2deg(ArrayFunction, name="Rad2DegBackward0"):
 
 _FLOAT_RESULT = ("Result: input's shape; a float input keeps its dtype, an integer or bool input "
                  "gives the default float dtype (float32 unless set_default_dtype changed it), as "
-                 "torch.")
+                 "torch. TypeError when input is not a Tensor.")
 tan = _unary("tan", Tan, "Tangent (radians). " + _FLOAT_RESULT + " Derivative "
              "(derivatives.yaml): grad * (1 + result ** 2).")
 asin = _unary("asin", Asin, "Inverse sine, in [-pi/2, pi/2]; nan outside [-1, 1]. " + _FLOAT_RESULT

@@ -73,7 +73,8 @@ def add_scaled_(y, x, alpha):
     writes each element once (NumPy's product then sum take three passes and a temporary):
     SGD's update of a 784x512 float32 weight is about 1.5x faster. A non-contiguous ``y`` or
     ``x`` goes through a contiguous copy. A large array goes in pieces of 8,192 elements, each
-    below the size where OpenBLAS uses threads: SciPy's thread pool would compete with NumPy's. SciPy is imported at the first call (about 0.3 s).
+    below the size where OpenBLAS uses threads: SciPy's thread pool would compete with NumPy's.
+    SciPy is imported at the first call (about 0.3 s).
     Without it, float32 is computed in float64 a block at a time (the product of two float32
     values is exact there, so the one rounding that matters is the last; a second one differs
     from the FMA about once in 2**29 elements), and float64 rounds twice, which differs from
