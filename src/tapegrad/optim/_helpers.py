@@ -41,6 +41,11 @@ _BLOCK = 1 << 15    # elements: a block of an intermediate stays in cache until 
 # not NumPy's: its threads spin after the call and starve NumPy's (and the reverse), which made a
 # training step three times slower on two cores. An axpy in pieces of this size never wakes them.
 _AXPY_CHUNK = 8192
+# OpenBLAS's axpy kernels fuse the multiply and the add (one rounding) only in their vector loop,
+# which takes blocks of 16-64 elements by CPU; the few left over are multiplied and added
+# apart (Haswell/Zen kernels: saxpy's last n % 32, daxpy's last n % 16), so they go through a
+# zero-padded buffer of this size, a multiple of every kernel's block.
+_AXPY_PAD = 128
 
 
 def _load_axpy():
@@ -74,6 +79,8 @@ def add_scaled_(y, x, alpha):
     SGD's update of a 784x512 float32 weight is about 1.5x faster. A non-contiguous ``y`` or
     ``x`` goes through a contiguous copy. A large array goes in pieces of 8,192 elements, each
     below the size where OpenBLAS uses threads: SciPy's thread pool would compete with NumPy's.
+    The last ``n % 128`` elements go through a zero-padded copy of 128, as OpenBLAS's kernels
+    round those of their own tail twice on some CPUs (Haswell, Zen).
     SciPy is imported at the first call (about 0.3 s).
     Without it, float32 is computed in float64 a block at a time (the product of two float32
     values is exact there, so the one rounding that matters is the last; a second one differs
@@ -96,11 +103,20 @@ def add_scaled_(y, x, alpha):
         xv = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).reshape(-1)
         t = y if fy.c_contiguous else np.ascontiguousarray(y)
         tv = t.reshape(-1)
-        if n <= _AXPY_CHUNK:
+        m = n - n % _AXPY_PAD
+        if m == n and n <= _AXPY_CHUNK:
             axpy(xv, tv, a=alpha)
         else:
-            for i in range(0, n, _AXPY_CHUNK):
-                axpy(xv[i:i + _AXPY_CHUNK], tv[i:i + _AXPY_CHUNK], a=alpha)
+            for i in range(0, m, _AXPY_CHUNK):
+                j = min(i + _AXPY_CHUNK, m)
+                axpy(xv[i:j], tv[i:j], a=alpha)
+            if m < n:
+                # the last n % 128 elements through the kernel's vector loop, zero-padded
+                px, py = np.zeros(_AXPY_PAD, dt), np.zeros(_AXPY_PAD, dt)
+                px[:n - m] = xv[m:]
+                py[:n - m] = tv[m:]
+                axpy(px, py, a=alpha)
+                tv[m:] = py[:n - m]
         if t is not y:
             y[...] = t
         return
