@@ -698,6 +698,18 @@ def unpack_saved(node):
     return tuple(out)
 
 
+def saved_result(node):
+    """The array of the one result a ``saves_result`` op saved, checked as ``saved_tensors``
+    checks it (RuntimeError when freed or modified in place since), without wrapping it in a
+    tensor: for a backward that records nothing and needs only the values."""
+    saved = node._saved
+    if type(saved) is list and len(saved) == 1:
+        e = saved[0]
+        if e is not None and e[0] == "o" and e[2].v == e[3]:
+            return e[1]
+    return unpack_saved(node)[0]._data
+
+
 BackwardNode.saved_tensors = property(unpack_saved, doc="""The tensors given to
 ``save_for_backward``, each checked against the version it had when saved (RuntimeError naming
 both source lines if it was modified in place since).""")
