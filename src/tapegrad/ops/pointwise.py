@@ -92,7 +92,8 @@ class Add(ArrayFunction, name="AddBackward0", scalar_edges=2, operands=True):
             cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
             w = None if cache is None else cache.get(b)
             if w is not None:
-                return a + w
+                # (0-d: NumPy's scalars add in the same precision for a third of the cost)
+                return a + w if a.ndim else a[()] + w[()]
         a, b = promote(a, b)
         if alpha is None:
             return a + b
@@ -199,7 +200,7 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                 if cache is not None:
                     w = cache.get(b)
                     if w is not None:
-                        return a * w
+                        return a * w if a.ndim else a[()] * w[()]   # (0-d: as in Add)
                 elif a.dtype is _HALF:  # (float16 has no table: torch multiplies in float32)
                     return half_scalar(np.multiply, a, b)
         elif tb is _nd and a.dtype is b.dtype:
@@ -230,7 +231,10 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                 cache = _weak.get(arr.dtype)    # (inlined, as in forward; float16 has none)
                 w = None if cache is None else cache.get(b)
                 if w is not None:
-                    arr *= w
+                    if arr.ndim:
+                        arr *= w
+                    else:   # (0-d: an in-place ufunc costs six times NumPy's scalars)
+                        arr[()] = arr[()] * w[()]
                     return g, gb
         return Mul.apply(g, b), gb
 
@@ -484,7 +488,8 @@ class Tanh(ArrayFunction, name="TanhBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        return np.tanh(to_float(x))
+        x = to_float(x)
+        return np.tanh(x if x.ndim else x[()])  # (0-d: NumPy's scalar, as in Add)
 
     @staticmethod
     def backward(ctx, g):
@@ -535,7 +540,11 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
             return TanhGrad.forward(NULL_CTX, g.astype(_F32), y.astype(_F32)).astype(_HALF)
         if y.ndim and g.shape == y.shape:
             t = y * y
-        else:   # 0-d (where NumPy gives a scalar) or broadcast: an array of the result's shape
+        elif not y.ndim and not g.ndim:
+            # 0-d: NumPy's scalars, same rounding, for a quarter of the cost of 0-d arrays
+            yv = y[()]
+            return np.asarray((_ONE[dt][()] - yv * yv) * g[()])
+        else:   # broadcast: an array of the result's shape
             t = np.multiply(y, y, out=np.empty(_out_shape(g, y), dt))
         # a 0-d one: NumPy converts a Python 1 on every call, which costs as much as the
         # subtraction itself on small arrays
