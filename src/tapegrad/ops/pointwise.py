@@ -488,8 +488,7 @@ class Tanh(ArrayFunction, name="TanhBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        x = to_float(x)
-        return np.tanh(x if x.ndim else x[()])  # (0-d: NumPy's scalar, as in Add)
+        return np.tanh(to_float(x))
 
     @staticmethod
     def backward(ctx, g):
