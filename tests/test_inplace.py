@@ -49,6 +49,33 @@ CASES = {
     "log2_": lambda x, b: x.log2_(),
     "deg2rad_": lambda x, b: x.deg2rad_(),
     "rad2deg_": lambda x, b: x.rad2deg_(),
+    "ceil_": lambda x, b: x.ceil_(),
+    "floor_": lambda x, b: x.floor_(),
+    "trunc_": lambda x, b: x.trunc_(),
+    "fix_": lambda x, b: x.sub_(1).fix_(),
+    "round_": lambda x, b: x.mul_(2.6).round_(),
+    "round_decimals": lambda x, b: x.mul_(1.37).round_(decimals=1),
+    "round_negative_decimals": lambda x, b: x.mul_(137).round_(decimals=-1),
+    "rsqrt_": lambda x, b: x.rsqrt_(),
+    "sign_": lambda x, b: x.sub_(1).sign_(),
+    "sgn_": lambda x, b: x.sub_(1).sgn_(),
+    "erf_": lambda x, b: x.erf_(),
+    "expm1_": lambda x, b: x.expm1_(),
+    "log1p_": lambda x, b: x.log1p_(),
+    "square_": lambda x, b: x.square_(),
+    "clamp_min_": lambda x, b: x.clamp_min_(0.7),
+    "clamp_max_": lambda x, b: x.clamp_max_(1.0),
+    "clamp_min_tensor": lambda x, b: x.clamp_min_(b),
+    "clamp_max_tensor": lambda x, b: x.clamp_max_(b[1:2] * 1),
+    "clamp_min_view": lambda x, b: x[1:].clamp_min_(b[1:]),
+    "negative_": lambda x, b: x.negative_(),
+    "absolute_": lambda x, b: x.sub_(1).absolute_(),
+    "multiply_": lambda x, b: x.multiply_(b),
+    "subtract_": lambda x, b: x.subtract_(b, alpha=2),
+    "divide_": lambda x, b: x.divide_(b),
+    "divide_floor": lambda x, b: x.mul_(5).divide_(b, rounding_mode="floor"),
+    "div_trunc": lambda x, b: x.mul_(5).div_(0.3, rounding_mode="trunc"),
+    "true_divide_": lambda x, b: x.true_divide_(b),
 }
 
 
@@ -63,7 +90,8 @@ def _run(lib, fn):
         (x * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
     except RuntimeError as e:   # e.g. tanh_ twice: the first result was overwritten (torch too)
         return "error", "modified by an inplace operation" in str(e), version, [None, None]
-    grads = [None if t.grad is None else t.grad.numpy().copy() for t in (a, b)]
+    # (force: torch's sgn gradient is a ZeroTensor, which a plain .numpy() refuses)
+    grads = [None if t.grad is None else t.grad.numpy(force=True).copy() for t in (a, b)]
     return x.detach().numpy().copy(), name, version, grads
 
 

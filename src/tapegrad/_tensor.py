@@ -130,6 +130,17 @@ class Tensor:
     def element_size(self):
         return self._data.itemsize
 
+    @property
+    def itemsize(self):
+        """Bytes per element (an int, as element_size())."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        """numel() * itemsize: the bytes of the elements this tensor shows (an expanded or strided
+        view counts each element it shows, whatever memory it shares), as torch."""
+        return self._data.nbytes
+
     def stride(self, dim=None):
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
@@ -140,6 +151,37 @@ class Tensor:
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 
+    def is_complex(self):
+        """False: tapegrad has no complex dtypes."""
+        return False
+
+    def is_signed(self):
+        """Whether the dtype holds negative values: False for uint8 and bool, True otherwise."""
+        return self._data.dtype.kind in "fi"
+
+    def is_nonzero(self):
+        """Whether the one element is nonzero (NaN counts as nonzero, -0.0 as zero): a Python bool.
+        RuntimeError, as torch, for a tensor of no elements or of more than one."""
+        n = self._data.size
+        if n != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
+                f"is ambiguous (is_nonzero() needs exactly one element; this tensor has {n}, "
+                f"shape {list(self._data.shape)}: use .any() or .all())")
+        return bool(self._data.reshape(()))
+
+    def is_same_size(self, other):
+        """Whether ``other`` has this tensor's shape (a Python bool; dtypes may differ). TypeError
+        when ``other`` is not a Tensor, as torch."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return self._data.shape == other._data.shape
+
+    def get_device(self):
+        """-1, torch's device index of a CPU tensor (tapegrad's tensors are all on the CPU)."""
+        return -1
+
     @property
     def device(self):
         """Always ``tapegrad.device(type='cpu')``."""
@@ -148,6 +190,11 @@ class Tensor:
     @property
     def is_cuda(self):
         return False
+
+    @property
+    def is_cpu(self):
+        """True: tapegrad's tensors are all on the CPU."""
+        return True
 
     @property
     def is_leaf(self):

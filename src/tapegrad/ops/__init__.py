@@ -8,5 +8,7 @@ from . import pointwise, reduction, shape, indexing, linalg, nn_ops, inplace  # 
 from . import selection, contraction, methods, nn_extra  # noqa: F401
 from . import losses  # noqa: F401
 from . import activations, normalization, scatter, pooling, extra  # noqa: F401
+from . import binary_extra  # noqa: F401
+from . import aliases  # noqa: F401
 
 PUBLIC = _registry.PUBLIC

@@ -505,9 +505,19 @@ def mul_(self, other):
 
 
 @op("div_", namespace=False)
-def div_(self, other):
-    """In-place true division; returns self (RuntimeError on an integer tensor)."""
-    return inplace(self, P.Div, (check_operand(other, "div_"),), "div_")
+def div_(self, other, *, rounding_mode=None):
+    """In-place division; returns self. True division (DivBackward0): RuntimeError on an integer
+    tensor, whose float result cannot be written back. ``rounding_mode`` 'trunc' or 'floor': the
+    rounded quotient (DivBackward2, zero gradient), integer tensors included; RuntimeError for
+    any other mode, as torch."""
+    other = check_operand(other, "div_")
+    if rounding_mode is None:
+        return inplace(self, P.Div, (other,), "div_")
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}' (div_: pass rounding_mode=None for true "
+                           f"division)")
+    return inplace(self, P.DivMode, (other, rounding_mode), "div_")
 
 
 @op("pow_", namespace=False)
@@ -518,13 +528,17 @@ def pow_(self, exponent):
     return inplace(self, F, (exponent,), "pow_")
 
 
+# unary in-place ops that are functions too (tapegrad.exp_(x)), each one torch has as a function
+_FUNCTIONS = ("relu_", "sigmoid_", "tanh_", "exp_", "exp2_", "sqrt_", "floor_", "ceil_", "trunc_",
+              "rsqrt_", "erf_", "expm1_", "log1p_")
+
+
 def _unary_inplace(name, F, aliases=()):
     def f(self):
         return inplace(self, F, (), name)
     f.__name__ = name
     f.__doc__ = f"In-place ``{name[:-1]}``; returns self."
-    return op(name, namespace=name in ("relu_", "sigmoid_", "tanh_", "exp_", "exp2_", "sqrt_"),
-              aliases=aliases)(f)
+    return op(name, namespace=name in _FUNCTIONS, aliases=aliases)(f)
 
 
 neg_ = _unary_inplace("neg_", P.Neg)
@@ -551,6 +565,53 @@ log10_ = _unary_inplace("log10_", P.Log10)
 log2_ = _unary_inplace("log2_", P.Log2)
 deg2rad_ = _unary_inplace("deg2rad_", P.Deg2rad)
 rad2deg_ = _unary_inplace("rad2deg_", P.Rad2deg)
+floor_ = _unary_inplace("floor_", P.Floor)
+ceil_ = _unary_inplace("ceil_", P.Ceil)
+trunc_ = _unary_inplace("trunc_", P.Trunc)
+rsqrt_ = _unary_inplace("rsqrt_", P.Rsqrt)
+sign_ = _unary_inplace("sign_", P.Sign)
+sgn_ = _unary_inplace("sgn_", P.Sgn)
+erf_ = _unary_inplace("erf_", P.Erf)
+expm1_ = _unary_inplace("expm1_", P.Expm1)
+log1p_ = _unary_inplace("log1p_", P.Log1p)
+
+
+@op("round_")
+def round_(self, *, decimals=0):
+    """In-place ``round`` (halves to even; ``decimals`` places, RoundBackward1, when not 0);
+    returns self. NotImplementedError for ``decimals != 0`` on a non-float tensor, as torch."""
+    if decimals:
+        return inplace(self, P.RoundDecimals, (int(decimals),), "round_")
+    return inplace(self, P.Round, (), "round_")
+
+
+@op("square_")
+def square_(self):
+    """In-place ``square``; returns self. Recorded as torch records it, ``pow_(2)``
+    (PowBackward0)."""
+    return inplace(self, P.PowScalar, (2,), "square_")
+
+
+@op("clamp_min_")
+def clamp_min_(self, min):  # noqa: A002
+    """In-place ``clamp_min``: max(self, min) for a number (ClampMinBackward0) or a tensor
+    broadcastable to self (ClampMinBackward1); returns self. TypeError when ``min`` is None;
+    OverflowError / RuntimeError for a number bound out of range, as :func:`tapegrad.clamp`."""
+    if min is None:    # torch: no overload takes None here (clamp_ does)
+        raise TypeError("clamp_min_() expected a number or a Tensor as min, got None")
+    F = P.ClampMinTensor if isinstance(min, Tensor) else P.ClampMin
+    return inplace(self, F, (min, None), "clamp_min_")
+
+
+@op("clamp_max_")
+def clamp_max_(self, max):  # noqa: A002
+    """In-place ``clamp_max``: min(self, max) for a number (ClampMaxBackward0) or a tensor
+    broadcastable to self (ClampMaxBackward1); returns self. TypeError when ``max`` is None;
+    OverflowError / RuntimeError for a number bound out of range, as :func:`tapegrad.clamp`."""
+    if max is None:    # torch: no overload takes None here (clamp_ does)
+        raise TypeError("clamp_max_() expected a number or a Tensor as max, got None")
+    F = P.ClampMaxTensor if isinstance(max, Tensor) else P.ClampMax
+    return inplace(self, F, (None, max), "clamp_max_")
 
 
 @op("clamp_", namespace=False, aliases=("clip_",))
@@ -836,5 +897,6 @@ Tensor.__imul__ = _iop(mul_)
 Tensor.__itruediv__ = _iop(div_)
 
 
-for _f in (mul_, div_, pow_, zero_, fill_, masked_fill_, floor_divide_, remainder_):
+for _f in (mul_, div_, pow_, zero_, fill_, masked_fill_, floor_divide_, remainder_, round_, square_,
+           clamp_min_, clamp_max_):
     _f.__doc__ = _f.__doc__.rstrip() + " " + _RAISES

@@ -1357,10 +1357,11 @@ op_db: list[OpInfo] = [
 ]
 
 # the rows of later op groups, each kept in its own module next to this one
-from . import (op_db_activations, op_db_extra, op_db_normalization, op_db_pooling,  # noqa: E402
-               op_db_scatter)
+from . import (op_db_activations, op_db_binary_extra, op_db_extra,  # noqa: E402
+               op_db_normalization, op_db_pooling, op_db_scatter, op_db_surface)
 
-_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling, op_db_extra)
+_GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling, op_db_extra,
+           op_db_binary_extra, op_db_surface)
 for _group in _GROUPS:
     op_db += _group.rows
 
