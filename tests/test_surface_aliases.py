@@ -240,7 +240,7 @@ def test_graph_matches_torch(case):
 
 def test_positive_returns_the_input_itself():
     for x in (tg.tensor([1.0, -2.0], requires_grad=True), tg.tensor([1, 2], dtype=tg.uint8)):
-        assert tg.positive(x) is x and x.positive() is x
+        assert tg.positive(x) is x and x.positive() is x and (+x) is x
 
 
 def test_ravel_and_select_are_views():
@@ -262,6 +262,7 @@ ERRORS = {
     "positive_bool": lambda L: L.positive(L.tensor([True, False])),
     "positive_bool_method": lambda L: L.tensor(True).positive(),
     "positive_number": lambda L: L.positive(3),
+    "plus_operator_bool": lambda L: +L.tensor([True, False]),
     "ravel_list": lambda L: L.ravel([1, 2]),
     "select_index_high": lambda L: L.zeros(3, 4).select(0, 3),
     "select_index_low": lambda L: L.zeros(3, 4).select(1, -5),

@@ -65,7 +65,7 @@ def _int_arg(v, arg, pos):
 # ---- positive, ravel, select ---------------------------------------------------------------------
 @op("positive")
 def positive(input):
-    """+input: the input itself (no copy, no node), as torch. RuntimeError for a bool tensor (as
+    """``+input`` (``__pos__`` too): the input itself (no copy, no node), as torch. RuntimeError for a bool tensor (as
     torch; use the tensor as is, or ``.logical_not()`` to invert a mask); TypeError when input is
     not a Tensor."""
     _tensor_arg(input, "positive")
@@ -73,6 +73,9 @@ def positive(input):
         raise RuntimeError("The `+` operator, on a bool tensor is not supported. (positive() of a "
                            "bool tensor: use the tensor itself)")
     return input
+
+
+Tensor.__pos__ = positive
 
 
 @op("ravel")

@@ -592,15 +592,20 @@ def square_(self):
     return inplace(self, P.PowScalar, (2,), "square_")
 
 
+def _clamp_one_side_(self, bound, side, number_fn, tensor_fn):
+    name = f"clamp_{side}_"
+    if bound is None:    # torch: no overload takes None here (clamp_ does)
+        raise TypeError(f"{name}() expected a number or a Tensor as {side}, got None")
+    F = tensor_fn if isinstance(bound, Tensor) else number_fn
+    return inplace(self, F, (bound, None) if side == "min" else (None, bound), name)
+
+
 @op("clamp_min_")
 def clamp_min_(self, min):  # noqa: A002
     """In-place ``clamp_min``: max(self, min) for a number (ClampMinBackward0) or a tensor
     broadcastable to self (ClampMinBackward1); returns self. TypeError when ``min`` is None;
     OverflowError / RuntimeError for a number bound out of range, as :func:`tapegrad.clamp`."""
-    if min is None:    # torch: no overload takes None here (clamp_ does)
-        raise TypeError("clamp_min_() expected a number or a Tensor as min, got None")
-    F = P.ClampMinTensor if isinstance(min, Tensor) else P.ClampMin
-    return inplace(self, F, (min, None), "clamp_min_")
+    return _clamp_one_side_(self, min, "min", P.ClampMin, P.ClampMinTensor)
 
 
 @op("clamp_max_")
@@ -608,10 +613,7 @@ def clamp_max_(self, max):  # noqa: A002
     """In-place ``clamp_max``: min(self, max) for a number (ClampMaxBackward0) or a tensor
     broadcastable to self (ClampMaxBackward1); returns self. TypeError when ``max`` is None;
     OverflowError / RuntimeError for a number bound out of range, as :func:`tapegrad.clamp`."""
-    if max is None:    # torch: no overload takes None here (clamp_ does)
-        raise TypeError("clamp_max_() expected a number or a Tensor as max, got None")
-    F = P.ClampMaxTensor if isinstance(max, Tensor) else P.ClampMax
-    return inplace(self, F, (None, max), "clamp_max_")
+    return _clamp_one_side_(self, max, "max", P.ClampMax, P.ClampMaxTensor)
 
 
 @op("clamp_", namespace=False, aliases=("clip_",))

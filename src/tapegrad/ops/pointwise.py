@@ -1254,7 +1254,6 @@ Tensor.__rtruediv__ = _dunder(div, reflected=True)
 Tensor.__pow__ = _dunder(pow)
 Tensor.__rpow__ = _dunder(pow, reflected=True)
 Tensor.__neg__ = neg
-Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = abs
 Tensor.__eq__ = _dunder(eq)
 Tensor.__ne__ = _dunder(ne)

@@ -20,37 +20,34 @@ def _a(values, dt):
     return np.array(values, dtype=dt)
 
 
+def _addc_samples(make, tensor2):
+    """The samples addcmul and addcdiv share; ``tensor2`` makes the second factor (addcdiv's
+    divisor, kept away from zero)."""
+    return [S(make(2, 3), (make(2, 3), tensor2(2, 3)), name="same"),
+            S(make(3, 1), (make(4), -tensor2(2, 1, 1)), name="bcast"),
+            S(make(), (make(), tensor2()), name="0d"),
+            S(make(2, 3), (make(), tensor2(3)), name="0d_tensor1"),
+            S(make(2, 3), (make(2, 3), tensor2(2, 3)), {"value": -0.5}, name="value"),
+            S(make(2, 3), (make(3), tensor2(2, 1)), {"value": 3}, name="value_int"),
+            S(make(3, 2).T, (make(2, 3), tensor2(3, 2).T), name="noncontig"),
+            S(make(0, 3), (make(3), tensor2(1)), name="empty"),
+            S(make(2, 3), (_i([[1, -2, 3]]), tensor2(3)), name="int_tensor1"),
+            S(_i([1, 2, 3]), (make(3), tensor2(2, 3)), {"value": 2}, name="int_input")]
+
+
 def s_addcmul(make, dt):
-    return [S(make(2, 3), (make(2, 3), make(2, 3)), name="same"),
-            S(make(3, 1), (make(4), make(2, 1, 1)), name="bcast"),
-            S(make(), (make(), make()), name="0d"),
-            S(make(2, 3), (make(), make(3)), name="0d_tensor1"),
-            S(make(2, 3), (make(2, 3), make(2, 3)), {"value": -0.5}, name="value"),
-            S(make(2, 3), (make(3), make(2, 1)), {"value": 3}, name="value_int"),
-            S(make(3, 2).T, (make(2, 3), make(3, 2).T), name="noncontig"),
-            S(make(0, 3), (make(3), make(1)), name="empty"),
-            S(make(2, 3), (_i([[1, -2, 3]]), make(3)), name="int_tensor1"),
-            S(_i([1, 2, 3]), (make(3), make(2, 3)), {"value": 2}, name="int_input"),
-            S(_i([1, 2, 3]), (_i([2, 2, -1]), _i([3])), {"value": 2.5}, name="all_int")]
+    return _addc_samples(make, make) + [
+        S(_i([1, 2, 3]), (_i([2, 2, -1]), _i([3])), {"value": 2.5}, name="all_int")]
 
 
 def s_addcdiv(make, dt):
     def den(*shape):
         return make(*shape, low=0.5, high=2.0)
 
-    return [S(make(2, 3), (make(2, 3), den(2, 3)), name="same"),
-            S(make(3, 1), (make(4), -den(2, 1, 1)), name="bcast"),
-            S(make(), (make(), den()), name="0d"),
-            S(make(2, 3), (make(), den(3)), name="0d_tensor1"),
-            S(make(2, 3), (make(2, 3), den(2, 3)), {"value": -0.5}, name="value"),
-            S(make(2, 3), (make(3), den(2, 1)), {"value": 3}, name="value_int"),
-            S(make(3, 2).T, (make(2, 3), den(3, 2).T), name="noncontig"),
-            S(make(0, 3), (make(3), den(1)), name="empty"),
-            S(make(2, 3), (_i([[1, -2, 3]]), den(3)), name="int_tensor1"),
-            # (tensor1 without grad: torch's backward for it fails on an integer tensor2, see
-            # tests/test_binary_extra_ops.py)
-            S(make(2, 3), (NoGrad(make(3)), _i([2, -1, 3])), name="int_tensor2"),
-            S(_i([1, 2, 3]), (make(3), den(2, 3)), {"value": 2}, name="int_input")]
+    # (tensor1 without grad: torch's backward for it fails on an integer tensor2, see
+    # tests/test_binary_extra_ops.py)
+    return _addc_samples(make, den) + [
+        S(make(2, 3), (NoGrad(make(3)), _i([2, -1, 3])), name="int_tensor2")]
 
 
 def s_fminmax(make, dt):
