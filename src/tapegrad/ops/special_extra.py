@@ -25,7 +25,7 @@ from .. import _dtype
 from ..autograd.function import ArrayFunction
 from . import pointwise as P
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, coerce_operand, to_float
+from ._util import Tensor, _make, _wrap_dim, broadcast_error, coerce_operand, to_float
 from .inplace import inplace
 from .pointwise import _erf_array, _horner, exp, pow
 from .reduction import IndexSelectScatter, _return_type
@@ -71,6 +71,8 @@ def heaviside(input, values):
             that do not broadcast (naming the op and the shapes)."""
     _need_tensor(input, "heaviside", "input", 1)
     _need_tensor(values, "heaviside", "values", 2)
+    if input._data.dtype == values._data.dtype:     # (else forward's dtype error comes first)
+        _check_broadcast("heaviside", input, values)
     return Heaviside.apply(input, values)
 
 
@@ -84,6 +86,14 @@ def heaviside_(self, values):
 
 
 # ---- float_power --------------------------------------------------------------------------------
+def _check_broadcast(op_name, a, b):
+    """torch's RuntimeError, naming ``op_name``, for tensors whose shapes do not broadcast."""
+    try:
+        np.broadcast_shapes(a._data.shape, b._data.shape)
+    except ValueError as e:
+        raise broadcast_error(op_name, a, b, reason=str(e)) from None
+
+
 def _double_number(v, op_name, arg):
     """A number operand of float_power as the Python float torch converts it to (a NumPy scalar
     as coerce_operand reads it; bool is 0.0/1.0)."""
@@ -124,6 +134,7 @@ def float_power(input, exponent):
     if isinstance(input, Tensor):
         base = _double(input)
         if isinstance(exponent, Tensor):
+            _check_broadcast("float_power", input, exponent)
             return pow(base, _double(exponent))
         return pow(base, _double_number(exponent, "float_power", "exponent"))
     if isinstance(exponent, Tensor):
@@ -518,13 +529,15 @@ def _erfinv_numpy(x):
 
 
 def _erfinv_float64(x):
-    """erfinv in float64: scipy.special.erfinv when SciPy is installed, else
-    :func:`_erfinv_numpy` (same values to about an ulp)."""
+    """erfinv in float64: scipy.special.erfinv when SciPy is installed (-0.0 kept), else
+    :func:`_erfinv_numpy` (the same values to a few ulps)."""
     try:
         from scipy.special import erfinv as sp_erfinv
     except ImportError:
         return _erfinv_numpy(x)
-    return np.asarray(sp_erfinv(np.asarray(x, np.float64)), np.float64)
+    xd = np.asarray(x, np.float64)
+    # (SciPy gives +0.0 for -0.0; torch keeps the sign, as erfinv is odd)
+    return np.where(xd == 0, xd, np.asarray(sp_erfinv(xd), np.float64))
 
 
 def _erfinv_array(x):
