@@ -440,11 +440,21 @@ class Sqrt(ArrayFunction, name="SqrtBackward0", saves_result=True):
         return g / (y * 2)
 
 
+def no_bool(x, kernel, name):
+    """torch's NotImplementedError for a kernel (``kernel``, as torch names it) that has no bool
+    version, for an array ``x`` of dtype bool; ``name``: the op, for the advice."""
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool' ({name} of a bool "
+                                  f"tensor: convert it first, e.g. x.float() or x.long())")
+
+
 class Abs(ArrayFunction, name="AbsBackward0"):
-    """|x|. derivatives.yaml: self: grad * self.sgn() (so abs'(0) = 0)."""
+    """|x|. derivatives.yaml: self: grad * self.sgn() (so abs'(0) = 0). NotImplementedError for a
+    bool x, as torch."""
 
     @staticmethod
     def forward(ctx, x):
+        no_bool(x, "abs_cpu", "abs")
         ctx.save_for_backward(x)
         return np.abs(x)
 
@@ -967,8 +977,9 @@ def div(input, other, *, rounding_mode=None):
     other = check_operand(other, "div")
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                             f"found '{rounding_mode}'")
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                               f"but found '{rounding_mode}' (div: pass rounding_mode=None for true "
+                               f"division)")
         return DivMode.apply(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return mul(reciprocal(other), input)
@@ -1019,7 +1030,8 @@ def _unary(name, F, doc, aliases=()):
 exp = _unary("exp", Exp, "e ** input, elementwise (floating result). Derivative: grad * result.")
 log = _unary("log", Log, "Natural logarithm (log of a negative is nan, of 0 is -inf).")
 sqrt = _unary("sqrt", Sqrt, "Square root (nan for negatives). Derivative: grad / (2 result).")
-abs = _unary("abs", Abs, "Absolute value; abs'(0) = 0 as in torch.")  # noqa: A001
+abs = _unary("abs", Abs, "Absolute value; abs'(0) = 0 as in torch. "  # noqa: A001
+            "NotImplementedError for a bool input, as torch.")
 sin = _unary("sin", Sin, "Sine.")
 cos = _unary("cos", Cos, "Cosine.")
 tanh = _unary("tanh", Tanh, "Hyperbolic tangent. Derivative: grad * (1 - result ** 2).")
@@ -1709,11 +1721,15 @@ rad2deg = _unary("rad2deg", Rad2deg, "Radians to degrees: input * 180 / pi, the 
 
 # ---- rounding (zero gradient) -------------------------------------------------------------------
 class _Rounding(ArrayFunction):
-    """Base of the rounding ops: derivatives.yaml gives zeros_like(grad) for each."""
+    """Base of the rounding ops: derivatives.yaml gives zeros_like(grad) for each.
+    NotImplementedError for a bool x, as torch (its kernel is ``_kernel``; NumPy would return
+    bool, or float16 for rint)."""
     _np = None
+    _kernel = None
 
     @classmethod
     def forward(cls, ctx, x):
+        no_bool(x, cls._kernel, cls._kernel.split("_")[0])
         if x.dtype.kind in "iu":
             return x.copy()   # integers are already whole: a copy, as torch
         return cls._np(x)
@@ -1725,22 +1741,26 @@ class _Rounding(ArrayFunction):
 
 class Floor(_Rounding, name="FloorBackward0"):
     """Largest whole number <= x. Gradient zero."""
+    _kernel = "floor_vml_cpu"
     _np = staticmethod(np.floor)
 
 
 class Ceil(_Rounding, name="CeilBackward0"):
     """Smallest whole number >= x. Gradient zero."""
+    _kernel = "ceil_vml_cpu"
     _np = staticmethod(np.ceil)
 
 
 class Trunc(_Rounding, name="TruncBackward0"):
     """x rounded towards zero. Gradient zero."""
+    _kernel = "trunc_vml_cpu"
     _np = staticmethod(np.trunc)
 
 
 class Round(_Rounding, name="RoundBackward0"):
     """x rounded to the nearest whole number, halves to even (as torch's nearbyint). Gradient
     zero."""
+    _kernel = "round_vml_cpu"
     _np = staticmethod(np.rint)
 
 
@@ -1753,7 +1773,8 @@ class RoundDecimals(ArrayFunction, name="RoundBackward1"):
         if x.dtype.kind != "f":
             raise NotImplementedError(f"\"round_cpu\" not implemented for "
                                       f"'{_dtype.scalar_name(x.dtype)}'")
-        ten = x.dtype.type(10.0 ** abs(decimals))
+        # (not abs(): this module's abs is the tensor op)
+        ten = x.dtype.type(10.0 ** (-decimals if decimals < 0 else decimals))
         if decimals < 0:
             return np.rint(x / ten) * ten
         return np.rint(x * ten) / ten
@@ -1763,9 +1784,12 @@ class RoundDecimals(ArrayFunction, name="RoundBackward1"):
         return _make(np.zeros_like(g._data)), None
 
 
-floor = _unary("floor", Floor, "Elementwise floor; zero gradient (FloorBackward0).")
-ceil = _unary("ceil", Ceil, "Elementwise ceiling; zero gradient (CeilBackward0).")
-trunc = _unary("trunc", Trunc, "Round towards zero; zero gradient (TruncBackward0).")
+floor = _unary("floor", Floor, "Elementwise floor; zero gradient (FloorBackward0). "
+               "NotImplementedError for a bool input, as torch.")
+ceil = _unary("ceil", Ceil, "Elementwise ceiling; zero gradient (CeilBackward0). "
+              "NotImplementedError for a bool input, as torch.")
+trunc = _unary("trunc", Trunc, "Round towards zero; zero gradient (TruncBackward0). "
+               "NotImplementedError for a bool input, as torch.")
 op("fix")(trunc)
 
 
@@ -1780,8 +1804,8 @@ def round(input, *, decimals=0):  # noqa: A001 - torch's name
     round.decimals: zeros_like(grad); RoundBackward0 / RoundBackward1).
 
     Raises NotImplementedError when ``decimals != 0`` and input is not floating (integer or
-    bool: '"round_cpu" not implemented for 'Long'', as torch). Divergences from torch: a bool
-    input with ``decimals=0`` gives float16 here (torch: NotImplementedError), and a float
+    bool: '"round_cpu" not implemented for 'Long'', as torch), and for a bool input with
+    ``decimals=0`` ('"round_vml_cpu" not implemented for 'Bool''). Divergence from torch: a float
     ``decimals`` is truncated by int() (torch: TypeError)."""
     if decimals:
         return RoundDecimals.apply(input, int(decimals))
