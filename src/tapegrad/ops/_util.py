@@ -84,7 +84,7 @@ def promote(a, b):
                 w = cache.get(b)
                 return a, (w if w is not None else weak_scalar(b, a.dtype))
         elif type(b) is int and a.dtype.kind in "fiu":
-            return a, (weak_scalar(b, a.dtype) if a.dtype.kind == "f" else b)
+            return a, (weak_scalar(b, a.dtype) if a.dtype.kind == "f" else _int_in(b, a.dtype))
     elif type(b) is _nd and type(a) is float and b.dtype.kind == "f":
         return weak_scalar(a, b.dtype), b
     target = _dtype.result_type(a, b).np
@@ -139,10 +139,34 @@ def half_scalar(ufunc, a, b):
 def _scalar(v, target):
     # a Python number of a lower category than the tensor (2 with a float tensor) stays weak
     if isinstance(v, (bool, np.bool_)) and target.kind != "b":
-        return int(v) if target.kind in "iu" else float(v)
-    if isinstance(v, (int, np.integer)) and target.kind == "f":
-        return float(v)
+        v = int(v) if target.kind in "iu" else float(v)
+    elif isinstance(v, (int, np.integer)) and target.kind == "f":
+        v = float(v)
+    if type(v) is int and target.kind in "iu":
+        return _int_in(v, target)
+    if _VALUE_BASED and type(v) is float and target.kind == "f":
+        # NumPy 1.x reads a Python number by its value, and a 0-d array as a number too
+        # (float16 0-d + 0.5 gave float64): a scalar of the dtype keeps torch's result dtype
+        return target.type(v)
     return v
+
+
+# NumPy before 2.0 (NEP 50) promotes by value, not by dtype, where Python numbers are involved
+_VALUE_BASED = np.lib.NumpyVersion(np.__version__) < "2.0.0"
+
+
+def _int_in(v, dt):
+    """Python int ``v`` as it meets an array of integer dtype ``dt`` in torch's arithmetic and
+    comparisons: a value the dtype cannot hold wraps around (int8 + 300 adds 44), where NumPy
+    raises; beyond 64 bits it is left for NumPy's OverflowError (torch raises one too)."""
+    if not (-128 <= v <= 127 and (v >= 0 or dt.kind == "i")):    # (every int dtype holds these)
+        info = np.iinfo(dt)
+        if not info.min <= v <= info.max and -2 ** 63 <= v < 2 ** 64:
+            bits = 8 * dt.itemsize
+            v &= (1 << bits) - 1
+            if dt.kind == "i" and v >= 1 << (bits - 1):
+                v -= 1 << bits
+    return dt.type(v) if _VALUE_BASED else v
 
 
 def to_float(a):

@@ -307,8 +307,11 @@ class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
     def forward(ctx, x, e):
         ctx.exponent = e
         ctx.save_for_backward(x)
+        if type(e) is int and x.dtype.kind in "iu" and overflows(e, x.dtype):
+            # (torch converts the exponent checked here, where + and * wrap a number around)
+            raise overflow_error(e, x.dtype, "pow's exponent")
         x, e2 = promote(x, e)
-        if x.dtype.kind in "iu" and isinstance(e2, (int, np.integer)) and e2 < 0:
+        if x.dtype.kind in "iu" and isinstance(e, (int, np.integer)) and e < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return np.power(x, e2)
 
@@ -680,14 +683,16 @@ class ReluGrad(ArrayFunction, name="ThresholdBackwardBackward0"):
 
 
 def _check_bounds(x, lo, hi):
-    """torch refuses a number bound that the tensor's float dtype cannot hold (an infinite one is
-    fine), rather than clamping to inf."""
-    if x.dtype.kind != "f":
+    """torch refuses a number bound that the tensor's dtype cannot hold (an infinite one is fine
+    for a float dtype), rather than clamping to inf or wrapping it around; a float bound of an
+    integer tensor makes the result floating, so nothing overflows there."""
+    kind = x.dtype.kind
+    if kind not in "fiu":
         return
     for which, v in (("min", lo), ("max", hi)):
         if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:
             raise OverflowError(f"clamp: int too big to convert ({which}={v})")
-        if isinstance(v, (int, float)) and overflows(v, x.dtype):
+        if (isinstance(v, int) or kind == "f" and isinstance(v, float)) and overflows(v, x.dtype):
             raise overflow_error(v, x.dtype, f"clamp's {which}")
 
 
@@ -705,7 +710,7 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
         y = x
         if lo is not None:
             x2, lo = promote(x, lo)
-            y = np.maximum(lo, x2)
+            y = np.asarray(np.maximum(lo, x2))     # (0-d: NumPy's scalar back to an array)
         if hi is not None:
             y2, hi = promote(y, hi)
             y = np.minimum(hi, y2)
