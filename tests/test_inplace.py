@@ -76,6 +76,19 @@ CASES = {
     "divide_floor": lambda x, b: x.mul_(5).divide_(b, rounding_mode="floor"),
     "div_trunc": lambda x, b: x.mul_(5).div_(0.3, rounding_mode="trunc"),
     "true_divide_": lambda x, b: x.true_divide_(b),
+    "lt_": lambda x, b: x.lt_(b),
+    "ge_number": lambda x, b: x.ge_(0.8),
+    "not_equal_": lambda x, b: x.not_equal_(b),
+    "view_gt_": lambda x, b: x[1:].gt_(b[1:]),
+    "logical_and_": lambda x, b: x.logical_and_(b),
+    "logical_not_": lambda x, b: x.logical_not_(),
+    "fmod_": lambda x, b: x.mul_(3).fmod_(b),
+    "fmod_number": lambda x, b: x.mul_(3).fmod_(0.5),
+    "cumsum_": lambda x, b: x.cumsum_(0),
+    "view_cumsum_": lambda x, b: x[1:].cumsum_(0),
+    "addmm_": lambda x, b: x.view(3, 1).addmm_(b.view(3, 1), b[:1].view(1, 1)),
+    "addmm_scaled": lambda x, b: x.view(1, 3).addmm_(b[:1].view(1, 1), b.view(1, 3), beta=-1,
+                                                     alpha=0.5),
 }
 
 

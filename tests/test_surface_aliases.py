@@ -16,6 +16,16 @@ ADDED = {
     "positive": True, "ravel": True, "select": True, "fix": True,
     "is_complex": True, "is_signed": True, "is_nonzero": True, "is_same_size": True,
     "get_device": True, "nbytes": False, "itemsize": False, "is_cpu": False,
+    "neg_": True, "abs_": True, "log_": True, "log2_": True, "log10_": True, "sin_": True,
+    "cos_": True, "tan_": True, "asin_": True, "acos_": True, "atan_": True, "sinh_": True,
+    "cosh_": True, "asinh_": True, "acosh_": True, "atanh_": True, "arcsin_": True,
+    "arccos_": True, "arctan_": True, "arcsinh_": True, "arccosh_": True, "arctanh_": True,
+    "deg2rad_": True, "rad2deg_": True, "reciprocal_": True, "clamp_": True, "clip_": True,
+    "zero_": True, "fill_": True, "detach_": True,
+    "eq_": False, "ne_": False, "lt_": False, "le_": False, "gt_": False, "ge_": False,
+    "greater_": False, "greater_equal_": False, "less_": False, "less_equal_": False,
+    "not_equal_": False, "logical_and_": False, "logical_or_": False, "logical_xor_": False,
+    "logical_not_": False, "fmod_": False, "cumsum_": False, "addmm_": False,
 }
 PROPERTIES = ("nbytes", "itemsize", "is_cpu")
 
@@ -107,6 +117,9 @@ NAMESPACE_INPLACE = {
     "square_": lambda L, x: L.square_(x), "clamp_min_": lambda L, x: L.clamp_min_(x, 0.5),
     "clamp_max_": lambda L, x: L.clamp_max_(x, L.tensor([0.0, 1.0, 2.0, 3.0])),
     "negative_": lambda L, x: L.negative_(x),
+    "neg_": lambda L, x: L.neg_(x), "reciprocal_": lambda L, x: L.reciprocal_(x),
+    "clip_": lambda L, x: L.clip_(x, -0.5, 2.0), "fill_": lambda L, x: L.fill_(x, 3),
+    "sinh_": lambda L, x: L.sinh_(x), "arctan_": lambda L, x: L.arctan_(x),
 }
 
 
@@ -140,6 +153,11 @@ INPLACE_ERRORS = {
     "true_divide_mode": lambda L: L.ones(2).true_divide_(2, rounding_mode="floor"),
     "divide_int": lambda L: L.tensor([7, -7]).divide_(2),
     "multiply_bad": lambda L: L.ones(2).multiply_("x"),
+    "ceil_bool": lambda L: L.tensor([True]).ceil_(),
+    "round_bool": lambda L: L.tensor([True]).round_(),
+    "abs_bool": lambda L: L.abs_(L.tensor([True])),
+    "leaf_neg_function": lambda L: L.neg_(L.ones(2, requires_grad=True)),
+    "neg_function_number": lambda L: L.neg_(2.0),
 }
 
 

@@ -4,7 +4,8 @@ Aliases are the same function registered under torch's second name (``greater`` 
 ``multiply_`` is ``mul_``), each put in the ``tapegrad`` namespace only where torch has it there.
 ``positive``, ``ravel`` and ``select`` are written with existing Functions, so they record the
 nodes torch records. The queries (``is_complex``, ``is_nonzero``, ...) are Tensor methods (see
-``_tensor.py``); here they also become functions where torch has them as functions.
+``_tensor.py``); here they also become functions where torch has them as functions, as does
+``detach_``.
 """
 from __future__ import annotations
 
@@ -115,8 +116,8 @@ def select(input, dim, index):
     return Select.apply(input, (slice(None),) * dim + (index, Ellipsis))
 
 
-# ---- Tensor queries that torch also has as functions ---------------------------------------------
-def _query(name, doc):
+# ---- Tensor methods that torch also has as functions ---------------------------------------------
+def _as_fn(name, doc):
     method = getattr(Tensor, name)
 
     def f(input, *args):
@@ -127,14 +128,17 @@ def _query(name, doc):
     return op(name, method=False)(f)
 
 
-is_complex = _query("is_complex", "False: tapegrad has no complex dtypes. TypeError when input is "
+is_complex = _as_fn("is_complex", "False: tapegrad has no complex dtypes. TypeError when input is "
                     "not a Tensor.")
-is_signed = _query("is_signed", "Whether input's dtype holds negative values (False for uint8 and "
+is_signed = _as_fn("is_signed", "Whether input's dtype holds negative values (False for uint8 and "
                    "bool). TypeError when input is not a Tensor.")
-is_nonzero = _query("is_nonzero", "The truth of input's one element (see Tensor.is_nonzero). "
+is_nonzero = _as_fn("is_nonzero", "The truth of input's one element (see Tensor.is_nonzero). "
                     "RuntimeError for none or several elements; TypeError when input is not a "
                     "Tensor.")
-is_same_size = _query("is_same_size", "Whether input and other have the same shape (dtypes may "
+is_same_size = _as_fn("is_same_size", "Whether input and other have the same shape (dtypes may "
                       "differ). TypeError when either is not a Tensor.")
-get_device = _query("get_device", "-1, the CPU's device index, as torch. TypeError when input is "
+get_device = _as_fn("get_device", "-1, the CPU's device index, as torch. TypeError when input is "
                     "not a Tensor.")
+detach_ = _as_fn("detach_", "input cut from the graph in place (see Tensor.detach_): input itself, "
+                 "now a leaf that does not require grad. RuntimeError for a view of a tensor "
+                 "that requires grad; TypeError when input is not a Tensor.")

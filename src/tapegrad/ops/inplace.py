@@ -27,8 +27,10 @@ from ..autograd.grad_mode import state as _state
 from ..autograd.graph import FREED, AccumulateGrad, Node, new_version_counter, user_frame
 from . import pointwise as P
 from ._registry import op
-from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand
+from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
 from .indexing import AdvancedIndex, convert_index, index_tensors
+from .linalg import Addmm, AddmmScaled, check_addmm
+from .reduction import Cumsum
 
 
 def _name(x):
@@ -57,6 +59,12 @@ def check_writable(x, opname, operands=()):
                 f"operation. ({opname} on a view of shape {list(x._data.shape)} of a leaf of shape "
                 f"{list(b._data.shape)} and dtype {b.dtype}.) Wrap it in `with tapegrad.no_grad():` "
                 f"for a parameter update, or .clone() the leaf first.")
+    check_storage_writable(x, opname)
+
+
+def check_storage_writable(x, opname):
+    """RuntimeError for a tensor whose elements share memory (an expanded view): torch's
+    internal-overlap check, the one check of :func:`check_writable` that is not autograd's."""
     if not x._data.flags.writeable:
         raise RuntimeError(
             f"unsupported operation: more than one element of the written-to tensor refers to a "
@@ -221,7 +229,11 @@ def _check_overlap(x, args, opname, allow_full=True):
 
 
 def inplace(x, F, args, opname):
-    """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x."""
+    """Run Function ``F`` as an in-place op on ``x``: ``F(x, *args)`` is written into x.
+    TypeError, as torch's argument parser, when x is not a Tensor (``tapegrad.neg_(3)``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
     check_writable(x, opname, args)
     _check_overlap(x, args, opname)
     refresh_if_stale(x)   # x's base may have changed since x's history was recorded
@@ -471,6 +483,40 @@ class IndexPut(ArrayFunction, name="IndexPutBackward0", nondiff=range(3, sys.max
             (None,) * len(tensors)
 
 
+class _Comparison(ArrayFunction):
+    """self.lt_(number) and the other comparisons written into self: 1 where the comparison holds,
+    0 elsewhere, in self's dtype (a float self stays float, and keeps requiring grad). Gradient:
+    zeros to self (derivatives.yaml lt_.Scalar: zeros_like(self))."""
+    _ufunc = None
+
+    @classmethod
+    def forward(cls, ctx, x, other):
+        return np.asarray(cls._ufunc(*promote(x, other))).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _zeros_of(g), None
+
+
+class _ComparisonTensor(_Comparison):
+    """A comparison with a tensor, written into self. Gradient: zeros to both (derivatives.yaml
+    lt_.Tensor: zeros_like(self), zeros_like(other); the engine sums other's to its shape)."""
+
+    @staticmethod
+    def backward(ctx, g):
+        return _zeros_of(g), _zeros_of(g)
+
+
+def _comparison_functions(stem, ufunc):
+    """The (number, tensor) Functions of one comparison: ``LtBackward0`` and ``LtBackward1``."""
+    class Number(_Comparison, name=f"{stem}Backward0"):
+        _ufunc = staticmethod(ufunc)
+
+    class WithTensor(_ComparisonTensor, name=f"{stem}Backward1"):
+        _ufunc = staticmethod(ufunc)
+    return Number, WithTensor
+
+
 # ---- public in-place ops ------------------------------------------------------------------------
 # what every in-place op may raise before it changes anything (torch's rules)
 _RAISES = (
@@ -528,9 +574,9 @@ def pow_(self, exponent):
     return inplace(self, F, (exponent,), "pow_")
 
 
-# unary in-place ops that are functions too (tapegrad.exp_(x)), each one torch has as a function
-_FUNCTIONS = ("relu_", "sigmoid_", "tanh_", "exp_", "exp2_", "sqrt_", "floor_", "ceil_", "trunc_",
-              "rsqrt_", "erf_", "expm1_", "log1p_")
+# the unary in-place ops torch has as Tensor methods only; the others are functions too
+# (tapegrad.exp_(x)), with their aliases (tapegrad.arcsin_)
+_METHODS_ONLY = ("sign_", "sgn_")
 
 
 def _unary_inplace(name, F, aliases=()):
@@ -538,7 +584,7 @@ def _unary_inplace(name, F, aliases=()):
         return inplace(self, F, (), name)
     f.__name__ = name
     f.__doc__ = f"In-place ``{name[:-1]}``; returns self."
-    return op(name, namespace=name in _FUNCTIONS, aliases=aliases)(f)
+    return op(name, namespace=name not in _METHODS_ONLY, aliases=aliases)(f)
 
 
 neg_ = _unary_inplace("neg_", P.Neg)
@@ -616,7 +662,7 @@ def clamp_max_(self, max):  # noqa: A002
     return _clamp_one_side_(self, max, "max", P.ClampMax, P.ClampMaxTensor)
 
 
-@op("clamp_", namespace=False, aliases=("clip_",))
+@op("clamp_", aliases=("clip_",))
 def clamp_(self, min=None, max=None):  # noqa: A002
     """In-place clamp; returns self."""
     if min is None and max is None:
@@ -625,13 +671,13 @@ def clamp_(self, min=None, max=None):  # noqa: A002
     return inplace(self, F, (min, max), "clamp_")
 
 
-@op("zero_", namespace=False)
+@op("zero_")
 def zero_(self):
     """Fill with zeros in place; returns self."""
     return inplace(self, Zero, (), "zero_")
 
 
-@op("fill_", namespace=False)
+@op("fill_")
 def fill_(self, value):
     """Fill with ``value`` (a number or a 0-d tensor) in place; returns self. OverflowError for
     an int beyond 64 bits, RuntimeError for a number the dtype cannot hold (as torch; a negative
@@ -676,10 +722,14 @@ def _plain_write(x, src):
     return x
 
 
-# torch's C++ names of the dtypes, as its masked_fill_ message prints them
-_MASK_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half",
+# torch's C++ names of the dtypes, as its masked_fill_ and "Bad in-place call" messages print them
+_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half",
                  "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
                  "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
+
+
+def _c_name(dtype):
+    return _C_NAMES.get(dtype.name, dtype.name)
 
 
 def _masked_fill_args(mask, value):
@@ -692,7 +742,7 @@ def _masked_fill_args(mask, value):
     if m.dtype != np.bool_:
         name = _dtype.from_numpy_dtype(m.dtype).name
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_MASK_C_NAMES.get(name, name)}")
+                           f"{_C_NAMES.get(name, name)}")
     return mask if isinstance(mask, Tensor) else m
 
 
@@ -869,12 +919,140 @@ def _view_creation_to_target(self, target, value):
 Tensor.__setitem__ = setitem
 
 
+# ---- comparisons and logic written into self ----------------------------------------------------
+def _comparison_inplace(name, ufunc, aliases):
+    stem = name.capitalize()
+    number, tensor = _comparison_functions(stem, ufunc)
+
+    def f(self, other):
+        other = check_operand(other, name + "_")
+        return inplace(self, tensor if isinstance(other, Tensor) else number, (other,), name + "_")
+    f.__name__ = name + "_"
+    f.__doc__ = (f"In-place ``{name}``: 1 where ``self {name} other`` holds, else 0, written in "
+                 f"self's dtype (a float self gets 1.0 / 0.0 and keeps requiring grad); returns "
+                 f"self. Recorded as torch records it: {stem}Backward0 for a number, "
+                 f"{stem}Backward1 for a tensor (broadcastable to self), zero gradient to "
+                 f"both. TypeError for an operand that is neither a tensor nor a number. "
+                 + _RAISES)
+    return op(name + "_", namespace=False, aliases=aliases)(f)
+
+
+eq_ = _comparison_inplace("eq", np.equal, ())
+ne_ = _comparison_inplace("ne", np.not_equal, ("not_equal_",))
+lt_ = _comparison_inplace("lt", np.less, ("less_",))
+le_ = _comparison_inplace("le", np.less_equal, ("less_equal_",))
+gt_ = _comparison_inplace("gt", np.greater, ("greater_",))
+ge_ = _comparison_inplace("ge", np.greater_equal, ("greater_equal_",))
+
+
+def _untracked_inplace(x, ufunc, args, opname):
+    """Write ``ufunc(x, *args)`` into x for an op torch has no derivative for (logical_and_, ...):
+    as torch, autograd checks nothing and x keeps its history (it is not rebased). A leaf that
+    requires grad, or a view of one, may be written; so may a view made in no_grad mode or an
+    output of split / chunk / unbind (torch raises only when such a view is used afterwards, as
+    an output of split / chunk / unbind does here when an op records it). What is not autograd's
+    is checked before writing, as every in-place op checks it."""
+    check_storage_writable(x, opname)
+    _check_overlap(x, args, opname)
+    try:
+        r = np.asarray(ufunc(x._data, *(a._data for a in args)))
+    except ValueError:
+        raise broadcast_error(opname, x, *args) from None
+    _check_result(r, x, opname)
+    _check_inference_write(x, opname)
+    np.copyto(x._data, r, casting="unsafe")
+    bump(x)
+    return x
+
+
+_UNTRACKED_RAISES = (
+    "RuntimeError, before writing, when the result's shape is not self's (an operand must "
+    "broadcast to self), for an expanded (read-only) self, an operand that partly overlaps "
+    "self's memory, and an inference tensor outside inference_mode().")
+
+
+def _logical_inplace(name, ufunc):
+    def f(self, other):
+        if not isinstance(other, Tensor):    # (torch has no number overload here)
+            raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return _untracked_inplace(self, ufunc, (other,), name)
+    f.__name__ = name
+    f.__doc__ = (f"In-place ``{name[:-1]}`` of self and ``other`` (a Tensor of any dtype, "
+                 f"broadcastable to self; nonzero is true): 1 or 0 written in self's dtype; "
+                 f"returns self. Not differentiable: as torch, self's history is left as it "
+                 f"was (no node is recorded), and a leaf that requires grad may be written. "
+                 f"TypeError when ``other`` is not a Tensor; " + _UNTRACKED_RAISES)
+    return op(name, namespace=False)(f)
+
+
+logical_and_ = _logical_inplace("logical_and_", np.logical_and)
+logical_or_ = _logical_inplace("logical_or_", np.logical_or)
+logical_xor_ = _logical_inplace("logical_xor_", np.logical_xor)
+
+
+@op("logical_not_", namespace=False)
+def logical_not_(self):
+    """In-place ``logical_not``: 1 where self is zero, else 0, in self's dtype; returns self.
+    Not differentiable: self's history is left as it was and a leaf that requires grad may be
+    written (as torch). RuntimeError, before writing, for an expanded (read-only) self and an
+    inference tensor outside inference_mode()."""
+    return _untracked_inplace(self, np.logical_not, (), "logical_not_")
+
+
+# ---- cumsum_, addmm_ ---------------------------------------------------------------------------
+@op("cumsum_", namespace=False)
+def cumsum_(self, dim, *, dtype=None):
+    """In-place ``cumsum`` along ``dim`` (CumsumBackward0); returns self. An integer self sums
+    in int64 and is written back in its own dtype, as torch.
+
+    Raises:
+        RuntimeError: ``dtype`` given and not self's (torch's 'Bad in-place call').
+        NotImplementedError: a bool self (torch's cumsum has no bool kernel).
+        IndexError: ``dim`` out of range."""
+    if dtype is not None and dtype != self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(self.dtype)} and "
+                           f"output tensor dtype {_c_name(dtype)} should match (cumsum_ "
+                           f"writes self's dtype: use the out-of-place cumsum(dtype=...))")
+    if self._data.dtype == np.bool_:
+        raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool' (cumsum_ of a "
+                                  "bool tensor: use the out-of-place cumsum, which gives int64)")
+    ax = dims(dim, self._data.ndim, "cumsum_")
+    return inplace(self, Cumsum, (ax[0] if ax else 0, None), "cumsum_")
+
+
+@op("addmm_", namespace=False)
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    """self = beta * self + alpha * (mat1 @ mat2), in place (AddmmBackward0, as torch's one
+    kernel; beta 0 ignores self's old values, NaN included); returns self. mat1 (n, m) and mat2
+    (m, p) of self's dtype; self (n, p).
+
+    Raises:
+        TypeError: mat1 or mat2 not a Tensor.
+        RuntimeError: a dtype other than self's; mat1 or mat2 not 2-D, or their inner sizes
+            differ; self not of shape (n, p)."""
+    check_addmm(self, mat1, mat2, "addmm_", position=1)
+    if beta == 1 and alpha == 1:
+        return inplace(self, Addmm, (mat1, mat2), "addmm_")
+    return inplace(self, AddmmScaled, (mat1, mat2, beta, alpha), "addmm_")
+
+
 def _iop(fn):
     def method(self, other):
         if not isinstance(other, (Tensor, int, float, bool, np.number, np.ndarray)):
             return NotImplemented
         return fn(self, other)
     return method
+
+
+@op("fmod_", namespace=False)
+def fmod_(self, other):
+    """In-place ``fmod`` (the remainder with the sign of self); returns self. FmodBackward0 for a
+    number, FmodBackward1 for a tensor. RuntimeError for an integer division by zero, as
+    :func:`tapegrad.fmod`."""
+    other = check_operand(other, "fmod_")
+    F = P.FmodTensor if isinstance(other, Tensor) else P.Fmod
+    return inplace(self, F, (other,), "fmod_")
 
 
 @op("floor_divide_", namespace=False)
@@ -900,5 +1078,5 @@ Tensor.__itruediv__ = _iop(div_)
 
 
 for _f in (mul_, div_, pow_, zero_, fill_, masked_fill_, floor_divide_, remainder_, round_, square_,
-           clamp_min_, clamp_max_):
+           clamp_min_, clamp_max_, fmod_, cumsum_, addmm_):
     _f.__doc__ = _f.__doc__.rstrip() + " " + _RAISES

@@ -256,13 +256,60 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
         return (g if ctx.needs(0) else None, *mm_grads(ctx, g, m1, m2, 1, 2))
 
 
+class AddmmScaled(Addmm, name="AddmmBackward0"):
+    """beta * bias + alpha * (m1 @ m2), for addmm_ with beta or alpha other than 1 (torch's one
+    node); beta 0 ignores bias's values, NaN included, as BLAS. The numbers are taken in the
+    matrices' dtype. derivatives.yaml addmm (maybe_multiply: a factor of 1 is skipped): self:
+    grad * beta; mat1: (grad @ mat2^T) * alpha; mat2: (mat1^T @ grad) * alpha."""
+
+    @staticmethod
+    def forward(ctx, bias, m1, m2, beta, alpha):
+        ctx.save_for_backward(m1 if ctx.needs(2) else None, m2 if ctx.needs(1) else None)
+        ctx.layout = (_transposed(m1), _transposed(m2))
+        ctx.factors = (beta, alpha)
+        out = np.matmul(m1, m2) if m1.dtype is m2.dtype else np.matmul(*promote(m1, m2))
+        out *= out.dtype.type(alpha)
+        if beta:
+            out += bias * out.dtype.type(beta)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        m1, m2 = ctx.saved_tensors
+        beta, alpha = ctx.factors
+        ga, gb = mm_grads(ctx, g, m1, m2, 1, 2)
+        return (_times(g, beta) if ctx.needs(0) else None, _times(ga, alpha), _times(gb, alpha),
+                None, None)
+
+
+def _times(t, factor):
+    """torch's maybe_multiply: ``t * factor``, or ``t`` itself for a factor of 1 (or no t)."""
+    return t if t is None or factor == 1 else t * factor
+
+
+def check_addmm(input, mat1, mat2, name, position=2):
+    """torch's checks of addmm's arguments: mat1 and mat2 Tensors (TypeError naming the
+    argument; ``position``: mat1's), input of their dtype, each a matrix, with matching inner
+    sizes (RuntimeError)."""
+    for arg, m, k in (("mat1", mat1, position), ("mat2", mat2, position + 1)):
+        if not isinstance(m, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {k}) must be Tensor, not "
+                            f"{type(m).__name__}")
+    check_bias(input, mat1, name, "input", 1)
+    for arg, m in (("mat1", mat1), ("mat2", mat2)):
+        if m._data.ndim != 2:
+            raise RuntimeError(f"{arg} must be a matrix, got {m._data.ndim}-D tensor ({name}: "
+                               f"mat1 @ mat2 is a product of two 2-D tensors)")
+    _check_matmul(mat1, mat2, name)
+
+
 @op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """input + mat1 @ mat2 (beta/alpha other than 1 are applied as separate multiplications).
-    ``input`` broadcasts to (n, p); TypeError when it is not a Tensor, RuntimeError when its
-    dtype is not the matrices' (torch does not promote here), or for mat1/mat2 as matmul."""
-    check_bias(input, mat1, "addmm", "input", 1)
-    _check_matmul(mat1, mat2, "addmm")
+    ``input`` broadcasts to (n, p). TypeError when input, mat1 or mat2 is not a Tensor;
+    RuntimeError when input's dtype is not the matrices' (torch does not promote here), when
+    mat1 or mat2 is not 2-D, or for mat1/mat2 as matmul."""
+    check_addmm(input, mat1, mat2, "addmm")
     if beta != 1 or alpha != 1:
         return input * beta + Mm.apply(mat1, mat2) * alpha
     return Addmm.apply(input, mat1, mat2)

@@ -1,14 +1,15 @@
 """op_db rows of the names tapegrad.ops.aliases and the newer in-place ops add to the namespace:
-in-place functions (run on a clone: torch refuses a leaf that requires grad), the comparison
-aliases, positive, ravel, select and the Tensor queries torch also has as functions.
+in-place functions (run on a clone: torch refuses a leaf that requires grad; each with its
+out-of-place row's domain), the comparison aliases, positive, ravel, select, detach_ and the
+Tensor queries torch also has as functions.
 
 Rounding samples at halves are compared with torch only (gradcheck=False), as the out-of-place
 rows do.
 """
 import numpy as np
 
-from .op_db import (_POS, OpInfo, SampleInput, _tapegrad, s_clamp_one, s_compare, s_erf,
-                    s_round, s_rounding, s_unary)
+from .op_db import (_POS, OpInfo, SampleInput, _tapegrad, s_abs, s_clamp, s_clamp_one, s_compare,
+                    s_erf, s_round, s_rounding, s_unary)
 
 S = SampleInput
 
@@ -31,6 +32,24 @@ def _inplace_row(name, samples, **kw):
         return lambda x, *a, **k: getattr(torch, name)(x.clone(), *a, **k)
 
     return OpInfo(name, op=ours, torch_op=theirs, sample_inputs_func=samples, **kw)
+
+
+def s_fill(make, dt):
+    return [S(make(2, 3), (2.5,), name="number"), S(make(), (-1.0,), name="0d"),
+            S(make(3, 2).T, (make(),), name="tensor_value"), S(make(0, 3), (1.0,), name="empty")]
+
+
+# unary in-place functions -> the domain of their out-of-place rows
+_UNARY_DOMAINS = {
+    "neg_": (-2.0, 2.0), "sin_": (-2.0, 2.0), "cos_": (-2.0, 2.0), "tan_": (-1.2, 1.2),
+    "atan_": (-2.0, 2.0), "arctan_": (-2.0, 2.0), "sinh_": (-2.0, 2.0), "cosh_": (-2.0, 2.0),
+    "asinh_": (-2.0, 2.0), "arcsinh_": (-2.0, 2.0), "deg2rad_": (-2.0, 2.0),
+    "rad2deg_": (-2.0, 2.0), "reciprocal_": _POS, "log_": _POS, "log10_": _POS, "log2_": _POS,
+    "asin_": (-0.9, 0.9), "arcsin_": (-0.9, 0.9), "acos_": (-0.9, 0.9), "arccos_": (-0.9, 0.9),
+    "atanh_": (-0.9, 0.9), "arctanh_": (-0.9, 0.9), "acosh_": (1.2, 3.0), "arccosh_": (1.2, 3.0),
+}
+# torch has no derivative for these in place (their backward raises NotImplementedError, as here)
+_NO_DERIVATIVE = ("asinh_", "arcsinh_", "acosh_", "arccosh_", "atanh_", "arctanh_")
 
 
 def s_ravel(make, dt):
@@ -78,6 +97,13 @@ rows = [
     _inplace_row("negative_", s_unary),
     _inplace_row("clamp_min_", s_clamp_one),
     _inplace_row("clamp_max_", s_clamp_one),
+    *[_inplace_row(n, s_unary, domain=d, supports_grad=n not in _NO_DERIVATIVE)
+      for n, d in _UNARY_DOMAINS.items()],
+    _inplace_row("abs_", s_abs),
+    *[_inplace_row(n, s_clamp) for n in ("clamp_", "clip_")],
+    _inplace_row("zero_", s_unary),
+    _inplace_row("fill_", s_fill),
+    _inplace_row("detach_", s_unary, supports_grad=False),
     *[OpInfo(n, sample_inputs_func=s_compare, supports_grad=False)
       for n in ("greater", "greater_equal", "less", "less_equal", "not_equal")],
     OpInfo("positive", sample_inputs_func=s_positive),
