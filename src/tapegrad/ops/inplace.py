@@ -724,8 +724,8 @@ def _plain_write(x, src):
 
 # torch's C++ names of the dtypes, as its masked_fill_ and "Bad in-place call" messages print them
 _C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half",
-                 "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
 
 
 def _c_name(dtype):
@@ -740,9 +740,8 @@ def _masked_fill_args(mask, value):
                            f"tensor with {value._data.ndim} dimension(s).")
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
-        name = _dtype.from_numpy_dtype(m.dtype).name
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_NAMES.get(name, name)}")
+                           f"{_c_name(_dtype.from_numpy_dtype(m.dtype))}")
     return mask if isinstance(mask, Tensor) else m
 
 
