@@ -301,6 +301,8 @@ ERRORS = {
     "lt_bad_shape": lambda L: L.tensor([1.0, 2.0]).lt_(L.ones(3)),
     "fmod_int_by_zero": lambda L: L.tensor([7, -7]).fmod_(0),
     "cumsum_bool": lambda L: L.tensor([True, True]).cumsum_(0),
+    "relu_bool": lambda L: L.relu(L.tensor([True, False])),
+    "relu__bool": lambda L: L.tensor([True, False]).relu_(),
     "cumsum_other_dtype": lambda L: L.tensor([1.0, 2.0]).cumsum_(0, dtype=L.float64),
     "cumsum_int_to_float": lambda L: L.tensor([1, 2]).cumsum_(0, dtype=L.float32),
     "cumsum_bad_dim": lambda L: L.tensor([1.0, 2.0]).cumsum_(2),
@@ -349,6 +351,17 @@ def test_bool_error_names_the_op_and_says_what_to_do(name):
         with pytest.raises(NotImplementedError, match=rf"'Bool' \({op} of a bool tensor: "
                                                       rf"convert it first, e\.g\. x\.float\(\)"):
             fn()
+
+
+def test_relu_of_bool_raises_and_names_the_fix():
+    # (NumPy's maximum(0, bool array) gave an int64 tensor)
+    x = tg.tensor([True, False])
+    for fn in (lambda: tg.relu(x), lambda: x.relu(), lambda: x.relu_()):
+        with pytest.raises(RuntimeError, match=r"Boolean inputs not supported for relu .*"
+                                               r"x\.float\(\)"):
+            fn()
+    assert x.tolist() == [True, False] and x._version == 0
+    assert tg.relu(tg.tensor([-1, 2])).tolist() == [0, 2]
 
 
 def test_bool_error_leaves_the_tensor_alone():

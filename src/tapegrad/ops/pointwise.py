@@ -633,7 +633,13 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
         # float16, where it returns the first
         if x.dtype == _HALF:
             return np.maximum(x, _ZERO[_HALF])
-        return np.maximum(_ZERO.get(x.dtype, 0), x)
+        zero = _ZERO.get(x.dtype)
+        if zero is None:
+            if x.dtype.kind == "b":     # (NumPy would give int64)
+                raise RuntimeError("Boolean inputs not supported for relu (relu of a bool "
+                                   "tensor: convert it first, e.g. x.float())")
+            zero = 0
+        return np.maximum(zero, x)
 
     @staticmethod
     def backward(ctx, g):
