@@ -55,6 +55,28 @@ CASES = {
     "int8_pow_300": (lambda L: L.tensor([5], dtype=L.int8) ** 300, RuntimeError),
     "uint8_pow_minus_1": (lambda L: L.tensor([5], dtype=L.uint8) ** -1, RuntimeError),
     "int8_pow_2": (lambda L: L.tensor([5, 100], dtype=L.int8) ** 2, ([25, 16], "int8")),
+    # a floating result takes the number as it is: no wrap-around through the integer dtype
+    "int8_div_300": (lambda L: L.tensor([75, -75], dtype=L.int8) / 300, ([0.25, -0.25], "float32")),
+    "int8_div_256": (lambda L: L.tensor([1, 2], dtype=L.int8) / 256,
+                     ([0.00390625, 0.0078125], "float32")),
+    "uint8_div_minus_1": (lambda L: L.tensor([5], dtype=L.uint8) / -1, ([-5.0], "float32")),
+    "int8_rdiv_300": (lambda L: 300 / L.tensor([3, 6], dtype=L.int8), ([100.0, 50.0], "float32")),
+    "int8_div_0d_tensor_300": (lambda L: L.tensor([75, -75], dtype=L.int8) / L.tensor(300),
+                               ([0.25, -0.25], "float32")),
+    "int8_true_divide_300": (lambda L: L.true_divide(L.tensor([75], dtype=L.int8), 300),
+                             ([0.25], "float32")),
+    "int8_atan2_0d_300": (lambda L: L.atan2(L.tensor([0], dtype=L.int8), L.tensor(300)),
+                          ([0.0], "float32")),
+    "int8_copysign_0d_minus_129": (lambda L: L.copysign(L.tensor([2], dtype=L.int8),
+                                                        L.tensor(-129)), ([-2.0], "float32")),
+    "int8_addmm_beta_300": (lambda L: L.addmm(L.ones(2, 2, dtype=L.int8),
+                                              L.ones(2, 2, dtype=L.int8),
+                                              L.ones(2, 2, dtype=L.int8), beta=300), RuntimeError),
+    "int8_addmm_inplace_alpha_300": (lambda L: L.ones(2, 2, dtype=L.int8).addmm_(
+        L.ones(2, 2, dtype=L.int8), L.ones(2, 2, dtype=L.int8), alpha=300), RuntimeError),
+    "int8_addmm_beta_3": (lambda L: L.addmm(L.ones(2, 2, dtype=L.int8), L.ones(2, 2, dtype=L.int8),
+                                            L.ones(2, 2, dtype=L.int8), beta=3),
+                          ([[5, 5], [5, 5]], "int8")),
 }
 
 

@@ -178,13 +178,15 @@ def to_float(a):
 
 def float_result(a, b):
     """Promote for an op whose result is always floating (true division)."""
-    a, b = promote(a, b)
-    arr = a if type(a) is _nd else b
+    pa, pb = promote(a, b)
+    arr = pa if type(pa) is _nd else pb
     if arr.dtype.kind != "f":
+        # each operand goes to the float dtype as given: through their integer common dtype a
+        # value it cannot hold would wrap around first (int8 / 300 is 1/60, not 1/44)
         f = _dtype.get_default_dtype().np
-        a = a.astype(f) if type(a) is _nd else float(a)
-        b = b.astype(f) if type(b) is _nd else float(b)
-    return a, b
+        return (a.astype(f) if type(a) is _nd else float(a),
+                b.astype(f) if type(b) is _nd else float(b))
+    return pa, pb
 
 
 def dims(dim, ndim, op):

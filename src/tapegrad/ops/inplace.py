@@ -1029,8 +1029,9 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     Raises:
         TypeError: mat1 or mat2 not a Tensor.
         RuntimeError: a dtype other than self's; mat1 or mat2 not 2-D, or their inner sizes
-            differ; self not of shape (n, p)."""
-    check_addmm(self, mat1, mat2, "addmm_", position=1)
+            differ; self not of shape (n, p); an int beta or alpha that an integer dtype
+            cannot hold."""
+    check_addmm(self, mat1, mat2, "addmm_", position=1, beta=beta, alpha=alpha)
     if beta == 1 and alpha == 1:
         return inplace(self, Addmm, (mat1, mat2), "addmm_")
     return inplace(self, AddmmScaled, (mat1, mat2, beta, alpha), "addmm_")

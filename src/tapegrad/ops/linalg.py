@@ -9,7 +9,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from .._dtype import scalar_name
+from .._dtype import overflow_error, overflows, scalar_name
 from ._util import Tensor, promote
 from .shape import T
 
@@ -287,10 +287,11 @@ def _times(t, factor):
     return t if t is None or factor == 1 else t * factor
 
 
-def check_addmm(input, mat1, mat2, name, position=2):
+def check_addmm(input, mat1, mat2, name, position=2, beta=1, alpha=1):
     """torch's checks of addmm's arguments: mat1 and mat2 Tensors (TypeError naming the
     argument; ``position``: mat1's), input of their dtype, each a matrix, with matching inner
-    sizes (RuntimeError)."""
+    sizes, an int ``beta`` / ``alpha`` that an integer dtype holds (RuntimeError; torch converts
+    them checked, where ``+`` and ``*`` wrap a number around)."""
     for arg, m, k in (("mat1", mat1, position), ("mat2", mat2, position + 1)):
         if not isinstance(m, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {k}) must be Tensor, not "
@@ -301,6 +302,10 @@ def check_addmm(input, mat1, mat2, name, position=2):
             raise RuntimeError(f"{arg} must be a matrix, got {m._data.ndim}-D tensor ({name}: "
                                f"mat1 @ mat2 is a product of two 2-D tensors)")
     _check_matmul(mat1, mat2, name)
+    dt = mat1._data.dtype
+    for what, v in (("beta", beta), ("alpha", alpha)):
+        if type(v) is int and dt.kind in "iu" and overflows(v, dt):
+            raise overflow_error(v, dt, f"{name}'s {what}")
 
 
 @op("addmm")
@@ -308,8 +313,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """input + mat1 @ mat2 (beta/alpha other than 1 are applied as separate multiplications).
     ``input`` broadcasts to (n, p). TypeError when input, mat1 or mat2 is not a Tensor;
     RuntimeError when input's dtype is not the matrices' (torch does not promote here), when
-    mat1 or mat2 is not 2-D, or for mat1/mat2 as matmul."""
-    check_addmm(input, mat1, mat2, "addmm")
+    mat1 or mat2 is not 2-D, for mat1/mat2 as matmul, and for an int beta or alpha that an
+    integer dtype cannot hold (int8 and beta=300)."""
+    check_addmm(input, mat1, mat2, "addmm", beta=beta, alpha=alpha)
     if beta != 1 or alpha != 1:
         return input * beta + Mm.apply(mat1, mat2) * alpha
     return Addmm.apply(input, mat1, mat2)
