@@ -192,6 +192,10 @@ def _a(values, dtype):
     return np.array(values, dtype=dtype)
 
 
+def _i(values):
+    return np.array(values, np.int64)
+
+
 # ---- sample generators ---------------------------------------------------------------------------
 def s_unary(make, dt):
     return [S(make(), name="0d"), S(make(5), name="1d"), S(make(2, 3), name="2d"),

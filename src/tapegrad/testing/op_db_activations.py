@@ -7,13 +7,9 @@ converts them. In-place forms run on a clone (torch refuses a leaf that requires
 """
 import numpy as np
 
-from .op_db import Attr, OpInfo, SampleInput, s_unary
+from .op_db import Attr, OpInfo, SampleInput, _a, s_unary
 
 S = SampleInput
-
-
-def _a(values, dt):
-    return np.array(values, dtype=dt)
 
 
 def _F(name, **kw):

@@ -6,18 +6,10 @@ of addcdiv stay away from zero.
 """
 import numpy as np
 
-from .op_db import NoGrad, OpInfo, SampleInput
+from .op_db import NoGrad, OpInfo, SampleInput, _a, _i
 
 S = SampleInput
 _NAN, _INF = float("nan"), float("inf")
-
-
-def _i(values):
-    return np.array(values, np.int64)
-
-
-def _a(values, dt):
-    return np.array(values, dtype=dt)
 
 
 def _addc_samples(make, tensor2):

@@ -5,14 +5,10 @@ differentiable there. Median/mode ties use rows whose returned index torch fixes
 """
 import numpy as np
 
-from .op_db import NoGrad, OpInfo, SampleInput, s_var
+from .op_db import NoGrad, OpInfo, SampleInput, _a, _i, s_var
 
 S = SampleInput
 _NAN = float("nan")
-
-
-def _a(values, dt):
-    return np.array(values, dtype=dt)
 
 
 def s_median(make, dt):
@@ -112,10 +108,6 @@ def s_exp2(make, dt):
     return [S(make(3, 4), name="2d"), S(make(), name="0d"), S(make(0, 2), name="empty"),
             S(_a([-200.0, 0.0, 200.0], dt), name="extreme"),
             S(_a([[1, 2, 3]], np.int64), name="int")]
-
-
-def _i(values):
-    return np.array(values, np.int64)
 
 
 def s_unique(make, dt):

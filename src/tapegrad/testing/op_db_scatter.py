@@ -5,18 +5,10 @@ index_copy, index_put without accumulate); the ops that accumulate get repeats o
 """
 import numpy as np
 
-from .op_db import Attr, NoGrad, OpInfo, SampleInput
+from .op_db import Attr, NoGrad, OpInfo, SampleInput, _a, _i
 
 S = SampleInput
 _NAN, _INF = float("nan"), float("inf")
-
-
-def _i(values):
-    return np.array(values, np.int64)
-
-
-def _a(values, dt):
-    return np.array(values, dtype=dt)
 
 
 # ---- scatter family ------------------------------------------------------------------------------

@@ -8,18 +8,10 @@ positive where the exponent is not an integer (a negative base gives NaN).
 """
 import numpy as np
 
-from .op_db import OpInfo, SampleInput, s_unary
+from .op_db import OpInfo, SampleInput, _a, _i, s_unary
 
 S = SampleInput
 _NAN, _INF = float("nan"), float("inf")
-
-
-def _i(values):
-    return np.array(values, np.int64)
-
-
-def _a(values, dt):
-    return np.array(values, dtype=dt)
 
 
 def _clone_method(name):

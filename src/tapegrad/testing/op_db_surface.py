@@ -8,14 +8,10 @@ rows do.
 """
 import numpy as np
 
-from .op_db import (_POS, OpInfo, SampleInput, _tapegrad, s_abs, s_clamp, s_clamp_one, s_compare,
+from .op_db import (_POS, OpInfo, SampleInput, _a, _tapegrad, s_abs, s_clamp, s_clamp_one, s_compare,
                     s_erf, s_round, s_rounding, s_unary)
 
 S = SampleInput
-
-
-def _a(values, dt):
-    return np.array(values, dtype=dt)
 
 
 def _float_only(samples):
