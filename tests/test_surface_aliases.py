@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
+from torch_compare import same_as_torch
 
 # every name this surface adds -> whether torch also has it as a function (torch.NAME)
 ADDED = {
@@ -44,33 +45,6 @@ def test_name_is_where_torch_has_it(name):
     assert hasattr(torch, name) == ADDED[name]
 
 
-def _outcome(fn, lib):
-    """fn(lib)'s result as plain data (tensors as (values, dtype name, shape)), or the type of
-    the exception it raised."""
-    try:
-        r = fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type is what is compared
-        return type(e)
-    return _plain(r)
-
-
-def _plain(r):
-    if isinstance(r, (tuple, list)):
-        return [_plain(v) for v in r]
-    if hasattr(r, "detach") and hasattr(r, "dtype"):
-        return (r.detach().numpy().tolist(), str(r.dtype).split(".")[-1], tuple(r.shape))
-    return r
-
-
-def _same_as_torch(fn):
-    torch = pytest.importorskip("torch")
-    ours, ref = _outcome(fn, tg), _outcome(fn, torch)
-    if isinstance(ref, type):
-        assert isinstance(ours, type) and issubclass(ours, ref), (ours, ref)
-    else:
-        assert ours == ref
-
-
 # ---- comparison aliases ------------------------------------------------------------------------
 CMP = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
        "not_equal": "ne"}
@@ -94,7 +68,7 @@ def test_comparison_alias_matches_torch(alias, case):
                 "int_float": lambda: f(L.tensor([1, 2, 3]), L.tensor([1.5, 2.0, 2.5])),
                 "method": lambda: getattr(x, alias)(L.tensor(2.0)),
                 "bad_shape": lambda: f(x, L.ones(4))}[case]()
-    _same_as_torch(fn)
+    same_as_torch(fn)
 
 
 # ---- in-place functions and aliases --------------------------------------------------------------
@@ -163,7 +137,7 @@ INPLACE_ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(INPLACE_ERRORS))
 def test_inplace_error_matches_torch(case):
-    _same_as_torch(INPLACE_ERRORS[case])
+    same_as_torch(INPLACE_ERRORS[case])
 
 
 INPLACE_VALUES = {
@@ -189,7 +163,7 @@ INPLACE_VALUES = {
 
 @pytest.mark.parametrize("case", sorted(INPLACE_VALUES))
 def test_inplace_values_match_torch(case):
-    _same_as_torch(INPLACE_VALUES[case])
+    same_as_torch(INPLACE_VALUES[case])
 
 
 def test_inplace_aliases_share_the_op():
@@ -209,7 +183,7 @@ def test_inplace_without_grad_mode_writes_a_leaf():
 # ---- fix, positive, ravel, select ----------------------------------------------------------------
 def test_fix_is_trunc():
     assert tg.fix is tg.trunc and tg.Tensor.fix is tg.Tensor.trunc
-    _same_as_torch(lambda L: (L.fix(L.tensor([-1.7, 1.7])), L.tensor([-2.5, 0.5]).fix()))
+    same_as_torch(lambda L: (L.fix(L.tensor([-1.7, 1.7])), L.tensor([-2.5, 0.5]).fix()))
 
 
 def _graph(lib, fn, a_values):
@@ -297,7 +271,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch(case):
-    _same_as_torch(ERRORS[case])
+    same_as_torch(ERRORS[case])
 
 
 SELECT_VALUES = {
@@ -313,7 +287,7 @@ SELECT_VALUES = {
 
 @pytest.mark.parametrize("case", sorted(SELECT_VALUES))
 def test_values_match_torch(case):
-    _same_as_torch(SELECT_VALUES[case])
+    same_as_torch(SELECT_VALUES[case])
 
 
 def test_select_error_names_the_op_and_sizes():
@@ -333,7 +307,7 @@ def test_dtype_queries_match_torch(dtype):
         return [x.is_signed(), L.is_signed(x), x.is_complex(), L.is_complex(x), x.nbytes,
                 x.itemsize, x.itemsize == x.element_size(), x[:, ::2].nbytes,
                 x[0].expand(4, 3).nbytes]
-    _same_as_torch(fn)
+    same_as_torch(fn)
 
 
 def test_dtype_queries_without_torch():
@@ -367,7 +341,7 @@ QUERIES = {
 
 @pytest.mark.parametrize("case", sorted(QUERIES))
 def test_query_matches_torch(case):
-    _same_as_torch(QUERIES[case])
+    same_as_torch(QUERIES[case])
 
 
 def test_is_nonzero_error_says_what_to_do():

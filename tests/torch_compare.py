@@ -1,0 +1,46 @@
+"""Running one program on tapegrad and on torch and comparing what came out: values, dtype and
+shape of each tensor, or the type of the exception raised (shared by the surface tests)."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def outcome(fn, lib):
+    """fn(lib)'s result as plain data (tensors as (values, dtype name, shape)), or the type of
+    the exception it raised."""
+    try:
+        r = fn(lib)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e)
+    return plain(r)
+
+
+def plain(r):
+    if isinstance(r, (tuple, list)):
+        return [plain(v) for v in r]
+    if hasattr(r, "detach") and hasattr(r, "dtype"):
+        return (r.detach().numpy().tolist(), str(r.dtype).split(".")[-1], tuple(r.shape))
+    return r
+
+
+def close(a, b):
+    """Equal plain data, tensor values within rtol 1e-6 (NaN equal to NaN)."""
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) == 3:
+        return a[1:] == b[1:] and np.allclose(np.asarray(a[0], float), np.asarray(b[0], float),
+                                              rtol=1e-6, equal_nan=True)
+    return a == b
+
+
+def same_as_torch(fn, exact=True):
+    """fn(tapegrad) gives what fn(torch) gives: the same plain data (values exactly, or within
+    :func:`close` when ``exact`` is False), or an exception of the same type (a subclass of it).
+    Skips without torch."""
+    torch = pytest.importorskip("torch")
+    ours, ref = outcome(fn, tg), outcome(fn, torch)
+    if isinstance(ref, type):
+        assert isinstance(ours, type) and issubclass(ours, ref), (ours, ref)
+    else:
+        assert ours == ref if exact else close(ours, ref), (ours, ref)
