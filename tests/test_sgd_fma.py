@@ -107,11 +107,15 @@ def test_sgd_uses_blas_axpy_when_scipy_is_installed(monkeypatch):
     np.testing.assert_array_equal(w.detach().numpy(), np.full((4, 5), -0.25, np.float32))
 
 
-def test_a_large_axpy_goes_in_pieces_below_openblas_threading(monkeypatch):
+@pytest.mark.parametrize("threads", [2, 1])
+def test_a_large_axpy_goes_in_pieces_below_openblas_threading(monkeypatch, threads):
     # OpenBLAS threads an axpy of more than 10,000 elements; SciPy's pool then spins against
-    # NumPy's (a W3 step took 16 ms instead of 4.6 on two cores). Every piece stays below that.
+    # NumPy's (a W3 step took 16 ms instead of 4.6 on two cores). Every piece stays below that,
+    # unless OpenBLAS has one thread: then the pieces only cost calls, and it is one call.
     pytest.importorskip("scipy")
     monkeypatch.setattr(_helpers, "_AXPY", None)
+    monkeypatch.setattr(_helpers, "_openblas_threads", lambda: threads)
+    monkeypatch.setattr(_helpers, "_AXPY_CHUNK", _helpers._AXPY_CHUNK)  # (restored after)
     _helpers.add_scaled_(np.zeros(1, np.float32), np.zeros(1, np.float32), 1.0)   # loads _AXPY
     sizes = []
     for dt in (np.float32, np.float64):
@@ -126,20 +130,42 @@ def test_a_large_axpy_goes_in_pieces_below_openblas_threading(monkeypatch):
         sizes.clear()
         _helpers.add_scaled_(y, x, -0.37)
         # 3 pieces of 8,192, 2,688 and the last 36 elements padded to 128
-        assert sizes == [8192, 8192, 8192, 2688, 128]
+        assert sizes == ([8192, 8192, 8192, 2688, 128] if threads > 1 else [27264, 128])
         if dt is np.float32:
             np.testing.assert_array_equal(y, _fma32(y0, x, -0.37))
         else:
             np.testing.assert_allclose(y, y0 + -0.37 * x, rtol=1e-15, atol=1e-15)
 
 
+@pytest.mark.parametrize("env, cpus, want", [
+    ({}, 4, 4),
+    ({"OMP_NUM_THREADS": "1"}, 4, 1),
+    ({"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "1"}, 4, 2),  # (OpenBLAS's own first)
+    ({"OPENBLAS_NUM_THREADS": "0", "GOTO_NUM_THREADS": "1"}, 4, 1),  # (0: not set)
+    ({"OPENBLAS_NUM_THREADS": "x", "OMP_NUM_THREADS": "3"}, 4, 3),
+    ({"OPENBLAS_NUM_THREADS": "8"}, 1, 1),                          # (at most the CPUs)
+])
+def test_openblas_threads_read_as_openblas_reads_them(monkeypatch, env, cpus, want):
+    for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    monkeypatch.setattr(_helpers.os, "sched_getaffinity", lambda pid: set(range(cpus)),
+                        raising=False)
+    assert _helpers._openblas_threads() == want
+
+
+@pytest.mark.parametrize("threads", [2, 1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_axpy_rounds_every_element_once_whatever_the_length(dtype):
+def test_axpy_rounds_every_element_once_whatever_the_length(dtype, threads, monkeypatch):
     # OpenBLAS's Haswell/Zen axpy kernels fuse only in their vector loop (blocks of 32 floats,
     # 16 doubles): the last n % 32 elements were multiplied and added apart, so a 7-element bias
     # differed from torch in the last bit on those CPUs (not on AVX512 ones). The exact sum of
     # the exact product, rounded once, is the reference.
     pytest.importorskip("scipy")
+    monkeypatch.setattr(_helpers, "_AXPY", None)
+    monkeypatch.setattr(_helpers, "_openblas_threads", lambda: threads)
+    monkeypatch.setattr(_helpers, "_AXPY_CHUNK", _helpers._AXPY_CHUNK)  # (restored after)
     from fractions import Fraction
     rng = np.random.default_rng(5)
     alpha = -0.0123

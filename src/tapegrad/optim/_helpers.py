@@ -15,6 +15,8 @@ steps go through :func:`add_scaled_`, which rounds once as torch does.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._dtype import get_default_dtype
@@ -40,6 +42,8 @@ _BLOCK = 1 << 15    # elements: a block of an intermediate stays in cache until 
 # OpenBLAS runs an axpy of more than 10,000 elements on its thread pool. SciPy's OpenBLAS pool is
 # not NumPy's: its threads spin after the call and starve NumPy's (and the reverse), which made a
 # training step three times slower on two cores. An axpy in pieces of this size never wakes them.
+# Where OpenBLAS has one thread anyway, the pieces only cost a call each (a 784x512 float32 update
+# took twice as long in pieces as in one call): _load_axpy then sets this to None, one call.
 _AXPY_CHUNK = 8192
 # OpenBLAS's axpy kernels fuse the multiply and the add (one rounding) only in their vector loop,
 # which takes blocks of 16-64 elements by CPU; the few left over are multiplied and added
@@ -48,9 +52,28 @@ _AXPY_CHUNK = 8192
 _AXPY_PAD = 128
 
 
+def _openblas_threads():
+    """The number of threads OpenBLAS takes when it loads: OPENBLAS_NUM_THREADS, else
+    GOTO_NUM_THREADS, else OMP_NUM_THREADS (the first set to a positive number, in OpenBLAS's
+    order), at most the CPUs this process may run on."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on macOS or Windows)
+        cpus = os.cpu_count() or 1
+    for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        try:
+            n = int(os.environ.get(var, ""))
+        except ValueError:
+            continue
+        if n > 0:
+            return min(n, cpus)
+    return cpus
+
+
 def _load_axpy():
-    global _AXPY
+    global _AXPY, _AXPY_CHUNK
     _AXPY = {}      # (tried once: a SciPy that fails to import is not tried at every step)
+    _AXPY_CHUNK = None if _openblas_threads() == 1 else 8192
     try:
         from scipy.linalg import blas
     except Exception:   # (not only ImportError: a broken install may raise OSError and others)
@@ -79,6 +102,8 @@ def add_scaled_(y, x, alpha):
     SGD's update of a 784x512 float32 weight is about 1.5x faster. A non-contiguous ``y`` or
     ``x`` goes through a contiguous copy. A large array goes in pieces of 8,192 elements, each
     below the size where OpenBLAS uses threads: SciPy's thread pool would compete with NumPy's.
+    Where OpenBLAS has a single thread (OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or
+    OMP_NUM_THREADS set to 1, or one CPU), it goes in one call.
     The last ``n % 128`` elements go through a zero-padded copy of 128, as OpenBLAS's kernels
     round those of their own tail twice on some CPUs (Haswell, Zen).
     SciPy is imported at the first call (about 0.3 s).
@@ -104,11 +129,12 @@ def add_scaled_(y, x, alpha):
         t = y if fy.c_contiguous else np.ascontiguousarray(y)
         tv = t.reshape(-1)
         m = n - n % _AXPY_PAD
-        if m == n and n <= _AXPY_CHUNK:
+        chunk = _AXPY_CHUNK or max(m, 1)     # (None: OpenBLAS has one thread)
+        if m == n and n <= chunk:
             axpy(xv, tv, a=alpha)
         else:
-            for i in range(0, m, _AXPY_CHUNK):
-                j = min(i + _AXPY_CHUNK, m)
+            for i in range(0, m, chunk):
+                j = min(i + chunk, m)
                 axpy(xv[i:j], tv[i:j], a=alpha)
             if m < n:
                 # the last n % 128 elements through the kernel's vector loop, zero-padded
