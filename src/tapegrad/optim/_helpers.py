@@ -42,9 +42,11 @@ _BLOCK = 1 << 15    # elements: a block of an intermediate stays in cache until 
 # OpenBLAS runs an axpy of more than 10,000 elements on its thread pool. SciPy's OpenBLAS pool is
 # not NumPy's: its threads spin after the call and starve NumPy's (and the reverse), which made a
 # training step three times slower on two cores. An axpy in pieces of this size never wakes them.
-# Where OpenBLAS has one thread anyway, the pieces only cost a call each (a 784x512 float32 update
-# took twice as long in pieces as in one call): _load_axpy then sets this to None, one call.
-_AXPY_CHUNK = 8192
+_AXPY_PIECE = 8192
+# the piece size add_scaled_ uses, set by _load_axpy: None (one call) where OpenBLAS has one thread
+# anyway, as there the pieces only cost a call each (a 784x512 float32 update took twice as long
+# in pieces as in one call)
+_AXPY_CHUNK = None
 # OpenBLAS's axpy kernels fuse the multiply and the add (one rounding) only in their vector loop,
 # which takes blocks of 16-64 elements by CPU; the few left over are multiplied and added
 # apart (Haswell/Zen kernels: saxpy's last n % 32, daxpy's last n % 16), so they go through a
@@ -58,7 +60,7 @@ def _openblas_threads():
     order), at most the CPUs this process may run on."""
     try:
         cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # (not on macOS or Windows)
+    except AttributeError:  # (os has no sched_getaffinity on macOS and Windows)
         cpus = os.cpu_count() or 1
     for var in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
         try:
@@ -73,7 +75,7 @@ def _openblas_threads():
 def _load_axpy():
     global _AXPY, _AXPY_CHUNK
     _AXPY = {}      # (tried once: a SciPy that fails to import is not tried at every step)
-    _AXPY_CHUNK = None if _openblas_threads() == 1 else 8192
+    _AXPY_CHUNK = None if _openblas_threads() == 1 else _AXPY_PIECE
     try:
         from scipy.linalg import blas
     except Exception:   # (not only ImportError: a broken install may raise OSError and others)
