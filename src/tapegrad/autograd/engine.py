@@ -238,19 +238,25 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     quiet = _quiet()
     try:
         ready = None    # a node the previous one made ready
+        # its gradients when that node got them from one edge alone: they skip the buffers dict
+        # (a chain's every node), else None and they are in buffers
+        ready_grads = None
         while True:
             # a node made ready runs next without a trip through the heap when nothing queued is
             # newer (a chain never touches the heap); the order is the heap's order
             if ready is not None and (not heap or heap[0][0] > -ready._seq):
                 node = ready
+                grads = buffers.pop(node) if ready_grads is None else ready_grads
             else:
                 if ready is not None:
+                    if ready_grads is not None:
+                        buffers[ready] = ready_grads
                     push(heap, (-ready._seq, ready))
                 if not heap:
                     break
                 node = pop(heap)[1]
-            ready = None
-            grads = buffers.pop(node)
+                grads = buffers.pop(node)
+            ready = ready_grads = None
             cls = type(node)
             rare = node._rare
             if rare or cls is AccumulateGrad:
@@ -303,6 +309,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 nxt = e[0]
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
+                d = deps[nxt] - 1
+                deps[nxt] = d
                 if res is not None:
                     g = res[i]
                     if g is not None:
@@ -312,6 +320,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                             g = _fix_grad(node, i, g, e)
                         buf = buffers.get(nxt)
                         if buf is None:
+                            if d == 0 and ready is None:
+                                # its one and only gradient: handed on without a buffer
+                                ready = nxt
+                                if nxt._n_out == 1:
+                                    ready_grads = [g]
+                                else:
+                                    ready_grads = [None] * nxt._n_out
+                                    ready_grads[e[1]] = g
+                                continue
                             buf = buffers[nxt] = [None] * nxt._n_out
                         nr = e[1]
                         old = buf[nr]
@@ -323,8 +340,6 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                             buf[nr] = old + g
                         else:
                             old._data += g._data   # a buffer only this walk holds: in place
-                d = deps[nxt] - 1
-                deps[nxt] = d
                 if d == 0:
                     if nxt not in buffers:
                         buffers[nxt] = [None] * nxt._n_out
