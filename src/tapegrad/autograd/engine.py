@@ -67,8 +67,13 @@ def _collect(root_nodes, targets):
         roots = set(root_nodes)
         stack = list(root_nodes)
         while stack:
-            for e in stack.pop()._edges:
-                nxt = e[0] if e is not None else None
+            edges = stack.pop()._edges
+            # (flat edges, four entries per argument: stepped through by hand, as a slice or a
+            # range costs an object per node)
+            k, n = 0, len(edges)
+            while k < n:
+                nxt = edges[k]
+                k += 4
                 if nxt is None:
                     continue
                 if nxt in deps:
@@ -82,13 +87,12 @@ def _collect(root_nodes, targets):
     # needed: a node that is a target or leads to one (children come before parents here)
     needed = set()
     for node in _postorder(root_nodes):
-        if node in targets or any(e is not None and e[0] is not None and e[0] in needed
-                                  for e in node._edges):
+        if node in targets or any(f is not None and f in needed for f in node._edges[::4]):
             needed.add(node)
     for node in needed:
-        for e in node._edges:
-            if e is not None and e[0] is not None and e[0] in needed:
-                deps[e[0]] = deps.get(e[0], 0) + 1
+        for f in node._edges[::4]:
+            if f is not None and f in needed:
+                deps[f] = deps.get(f, 0) + 1
     return deps, needed
 
 
@@ -105,22 +109,21 @@ def _postorder(roots):
             continue
         visited.add(node)
         stack.append((node, True))
-        for e in node._edges:
-            if e is not None and e[0] is not None and e[0] not in visited:
-                stack.append((e[0], False))
+        for f in node._edges[::4]:
+            if f is not None and f not in visited:
+                stack.append((f, False))
     return out
 
 
-def _fix_grad(node, i, g, e):
-    """Make gradient ``g`` for edge ``e`` fit its input: sum a broadcast gradient back to the
-    input's shape (the one shared place for broadcasting), cast to the input's dtype, or raise
-    naming the node, the input position and both shapes."""
+def _fix_grad(node, i, g, shape, dtype):
+    """Make gradient ``g`` for input ``i`` (of this shape and dtype) fit it: sum a broadcast
+    gradient back to the input's shape (the one shared place for broadcasting), cast to the
+    input's dtype, or raise naming the node, the input position and both shapes."""
     if not isinstance(g, Tensor):
         raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at "
                         f"index {i}; expected a Tensor or None")
-    shape = e[2]
     gshape = g._data.shape
-    if gshape == shape and g._data.dtype == e[3]:
+    if gshape == shape and g._data.dtype == dtype:
         return g
     if gshape != shape:
         lead = len(gshape) - len(shape)
@@ -131,22 +134,22 @@ def _fix_grad(node, i, g, e):
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
                 f"{list(gshape)} but expected shape compatible with {list(shape)}")
         g = SumToSize.apply(g, shape)   # (shape is checked just above)
-    if g._data.dtype != e[3]:
-        g = g.to(e[3])
+    if g._data.dtype != dtype:
+        g = g.to(dtype)
     return g
 
 
 def _fix_count(node, grads):
-    edges = node._edges
+    n = len(node._edges) >> 2
     if type(grads) is not tuple:
         grads = (grads,)
-    if len(grads) == len(edges):
+    if len(grads) == n:
         return grads
     # torch allows extra trailing Nones; anything else is an error naming the Function
-    if len(grads) > len(edges) and all(g is None for g in grads[len(edges):]):
-        return grads[:len(edges)]
+    if len(grads) > n and all(g is None for g in grads[n:]):
+        return grads[:n]
     raise RuntimeError(
-        f"function {node.name()} returned an incorrect number of gradients (expected {len(edges)}, "
+        f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
         f"got {len(grads)}): backward must return one gradient (or None) per argument of forward")
 
 
@@ -171,12 +174,15 @@ def call_node(node, grads):
                 grads[k] = _make(np.zeros(meta[k][0], meta[k][1]))
     res = _fix_count(node, node._forward_cls.backward(node, *grads))
     out = []
-    for i, (e, g) in enumerate(zip(node._edges, res)):
-        if g is None or e is None or e[0] is None:
+    edges = node._edges
+    for i, g in enumerate(res):
+        k = 4 * i
+        if g is None or edges[k] is None:
             out.append(None)
             continue
-        if type(g) is not Tensor or g._data.shape != e[2] or g._data.dtype != e[3]:
-            g = _fix_grad(node, i, g, e)
+        shape, dtype = edges[k + 2], edges[k + 3]
+        if type(g) is not Tensor or g._data.shape != shape or g._data.dtype != dtype:
+            g = _fix_grad(node, i, g, shape, dtype)
         out.append(g)
     if node._hooks is not None:
         # hooks see grad_inputs aligned with next_functions (tensor arguments only), as in torch
@@ -285,7 +291,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 continue
             edges = node._edges
             if needed is not None and not any(
-                    e is not None and e[0] is not None and e[0] in needed for e in edges):
+                    f is not None and f in needed for f in edges[::4]):
                 continue
             res = None
             # (a node with more than one output is always rare: _record_outputs marks it)
@@ -301,45 +307,47 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 res = cls._forward_cls.backward(node, grads[0])
                 if type(res) is not tuple:
                     res = (res,)
-                if len(res) != len(edges):
+                if len(res) << 2 != len(edges):
                     res = _fix_count(node, res)
-            for i, e in enumerate(edges):
-                if e is None:
-                    continue
-                nxt = e[0]
+            if res is None:     # (no gradient reached it: its inputs' counts still go down)
+                res = (None,) * (len(edges) >> 2)
+            # (edges are flat: node, output_nr, shape, dtype for each argument; k indexes them
+            # as the loop goes, which costs less than a range)
+            k = -4
+            for g in res:
+                k += 4
+                nxt = edges[k]
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
                 d = deps[nxt] - 1
                 deps[nxt] = d
-                if res is not None:
-                    g = res[i]
-                    if g is not None:
-                        # (a dtype is compared by identity first: NumPy's are singletons)
-                        if type(g) is not Tensor or g._data.shape != e[2] or \
-                                g._data.dtype is not e[3]:
-                            g = _fix_grad(node, i, g, e)
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            if d == 0 and ready is None:
-                                # its one and only gradient: handed on without a buffer
-                                ready = nxt
-                                if nxt._n_out == 1:
-                                    ready_grads = [g]
-                                else:
-                                    ready_grads = [None] * nxt._n_out
-                                    ready_grads[e[1]] = g
-                                continue
-                            buf = buffers[nxt] = [None] * nxt._n_out
-                        nr = e[1]
-                        old = buf[nr]
-                        if old is None:
-                            buf[nr] = g
-                        # references to old: the buffer list, the local, the parameter and
-                        # getrefcount's argument; more means someone else holds it
-                        elif create_graph or not sole_holder(old, g._data.shape, g._data.dtype, 4):
-                            buf[nr] = old + g
-                        else:
-                            old._data += g._data   # a buffer only this walk holds: in place
+                if g is not None:
+                    # (a dtype is compared by identity first: NumPy's are singletons)
+                    if type(g) is not Tensor or g._data.shape != edges[k + 2] or \
+                            g._data.dtype is not edges[k + 3]:
+                        g = _fix_grad(node, k >> 2, g, edges[k + 2], edges[k + 3])
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        if d == 0 and ready is None:
+                            # its one and only gradient: handed on without a buffer
+                            ready = nxt
+                            if nxt._n_out == 1:
+                                ready_grads = [g]
+                            else:
+                                ready_grads = [None] * nxt._n_out
+                                ready_grads[edges[k + 1]] = g
+                            continue
+                        buf = buffers[nxt] = [None] * nxt._n_out
+                    nr = edges[k + 1]
+                    old = buf[nr]
+                    if old is None:
+                        buf[nr] = g
+                    # references to old: the buffer list, the local, the parameter and
+                    # getrefcount's argument; more means someone else holds it
+                    elif create_graph or not sole_holder(old, g._data.shape, g._data.dtype, 4):
+                        buf[nr] = old + g
+                    else:
+                        old._data += g._data   # a buffer only this walk holds: in place
                 if d == 0:
                     if nxt not in buffers:
                         buffers[nxt] = [None] * nxt._n_out

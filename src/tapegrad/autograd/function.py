@@ -58,12 +58,11 @@ class BackwardNode(Node):
 
     @property
     def needs_input_grad(self):
-        return tuple(e is not None and e[0] is not None for e in self._edges)
+        return tuple(f is not None for f in self._edges[::4])
 
     def needs(self, i: int) -> bool:
         """Whether forward argument ``i`` needs a gradient (a cheap ``needs_input_grad[i]``)."""
-        e = self._edges[i]
-        return e is not None and e[0] is not None
+        return self._edges[4 * i] is not None
 
 
 class _NullCtx:
@@ -218,7 +217,7 @@ def _make_apply(cls, operands):
         # (None in inference mode; the thread-local read only once some thread changed a mode)
         mode = _state.record if _modes.changed else True
         if mode:
-            edges = []
+            edges = ()     # (a tuple: () + t is t itself, so one argument's edge costs no copy)
             stale = False
             # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3%
             # of a small op)
@@ -231,15 +230,15 @@ def _make_apply(cls, operands):
                     if a._requires_grad:
                         rec = True
                         fn = a.grad_fn
-                        edges.append((fn if fn is not None else a._accumulator(), a._output_nr,
-                                      arr.shape, arr.dtype))
+                        edges += (fn if fn is not None else a._accumulator(), a._output_nr,
+                                  arr.shape, arr.dtype)
                     else:
-                        edges.append(_NO_GRAD_EDGE)
+                        edges += _NO_GRAD_EDGE
                 else:
                     if operands and type(a) not in _PLAIN_NUMBERS:
                         return _operand_apply(apply, args)
                     arrays.append(a)
-                    edges.append(None)
+                    edges += _NO_EDGE
             if stale:
                 # a view whose base was written since: its fresh history may change whether this
                 # op is recorded at all, so refresh first and start over
@@ -498,25 +497,29 @@ def refresh_if_stale(t):
 
 
 _NO_GRAD_EDGE = (None, 0, None, None)
+_NO_EDGE = (None, None, None, None)
 
 
 def make_edges(args):
-    """One edge per forward argument: None for a non-tensor, (None, 0, None, None) for a tensor
-    that needs no gradient, else (grad_fn or the leaf's AccumulateGrad, output_nr, shape, dtype).
-    The shape and dtype let the engine check (and un-broadcast) the gradient for that input."""
-    edges = []
+    """A node's edges: four entries per forward argument, in one flat tuple (a tuple per edge
+    would be one more object per recorded op for the garbage collector to scan). For a tensor
+    that requires grad: its grad_fn (or the leaf's AccumulateGrad), output_nr, shape and dtype;
+    the shape and dtype let the engine check (and un-broadcast) that input's gradient. A tensor
+    that needs no gradient has (None, 0, None, None), any other argument (None, None, None,
+    None)."""
+    edges = ()
     for a in args:
         if isinstance(a, Tensor):
             refresh_if_stale(a)
             arr = a._data
             if a._requires_grad:
                 fn = a.grad_fn
-                edges.append((fn if fn is not None else a._accumulator(), a._output_nr,
-                              arr.shape, arr.dtype))
+                edges += (fn if fn is not None else a._accumulator(), a._output_nr, arr.shape,
+                          arr.dtype)
             else:
-                edges.append(_NO_GRAD_EDGE)
+                edges += _NO_GRAD_EDGE
         else:
-            edges.append(None)
+            edges += _NO_EDGE
     return edges
 
 

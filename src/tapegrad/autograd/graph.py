@@ -199,13 +199,15 @@ class Node:
         """Argument positions next_functions (and a node hook's grad_inputs) show: the tensor
         arguments and the leading ``_scalar_edges`` numbers, less the ``_nondiff`` ones."""
         n, nd = self._scalar_edges, self._nondiff
-        return [i for i, e in enumerate(self._edges) if (e is not None or i < n) and i not in nd]
+        # (edges are flat, four entries per argument; output_nr is None for a non-tensor)
+        edges = self._edges
+        return [i for i in range(len(edges) >> 2)
+                if (edges[4 * i + 1] is not None or i < n) and i not in nd]
 
     @property
     def next_functions(self):
         edges = self._edges
-        return tuple((edges[i][0], edges[i][1]) if edges[i] is not None else (None, 0)
-                     for i in self._shown())
+        return tuple((edges[4 * i], edges[4 * i + 1] or 0) for i in self._shown())
 
     @property
     def metadata(self) -> dict:

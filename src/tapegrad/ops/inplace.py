@@ -90,8 +90,7 @@ def _view_creation(x):
             cls = getattr(fn, "_forward_cls", None)
             if cls is None or not cls._view:
                 break
-            e = fn._edges[0]
-            fn = e[0] if e is not None else None
+            fn = fn._edges[0] if fn._edges else None
     return meta
 
 
@@ -369,7 +368,7 @@ def _copy_slices(view, r):
     cs = CopySlices.apply(balias, r, view._view_chain)
     node, fn = cs.grad_fn, r.grad_fn
     node.fn = fn
-    node._edges = [node._edges[0], *fn._edges[1:]]
+    node._edges = node._edges[:4] + fn._edges[4:]
     # not None: freed by a backward even when fn saved nothing (torch drops fn itself then)
     node._saved = ()
     base._set_history(node, 0)

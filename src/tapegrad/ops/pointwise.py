@@ -102,8 +102,9 @@ class Add(ArrayFunction, name="AddBackward0", scalar_edges=2, operands=True):
 
     @staticmethod
     def backward(ctx, g):
-        # a third argument means an alpha was given (and kept in ctx.alpha)
-        return (g, g) if len(ctx._edges) == 2 else (g, g * ctx.alpha, None)
+        # a third argument (more than two arguments' four edge entries) means an alpha was
+        # given (and kept in ctx.alpha)
+        return (g, g) if len(ctx._edges) == 8 else (g, g * ctx.alpha, None)
 
 
 class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
@@ -131,7 +132,7 @@ class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
 
     @staticmethod
     def backward(ctx, g):
-        return (g, -g) if len(ctx._edges) == 2 else (g, g * -ctx.alpha, None)
+        return (g, -g) if len(ctx._edges) == 8 else (g, g * -ctx.alpha, None)
 
 
 class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=1):
@@ -158,7 +159,7 @@ class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=1):
 
     @staticmethod
     def backward(ctx, g):
-        if len(ctx._edges) == 2:
+        if len(ctx._edges) == 8:
             return -g, None
         return g * -ctx.alpha, None, None
 
