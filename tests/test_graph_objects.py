@@ -2,8 +2,9 @@
 them is scanned again by each collection while the graph lives, which is a sixth of a small op's
 forward in a long chain (issue 4, W2). A node keeps its edges in one flat tuple (no tuple per
 edge), so a product by a number leaves the node and its edges; a result saved for backward
-(tanh) adds its saved entry and the output's version counter. Counted after a collection, which
-untracks what holds no tracked object (shape tuples, source-line records)."""
+(tanh) adds its saved list, whose entry gets a version counter only once one is needed.
+Counted after a collection, which untracks what holds no tracked object (shape tuples, saved
+entries, source-line records)."""
 import gc
 
 import numpy as np
@@ -22,6 +23,7 @@ def _tracked_per_op(make, shape, n=200):
         y = make(y)
         keep.append(y.grad_fn)
     gc.collect()
+    gc.collect()    # (a tuple is untracked once what it holds is: a second pass finishes nested ones)
     after = len(gc.get_objects())
     del keep, y
     return (after - before) / n
@@ -31,7 +33,8 @@ def _tracked_per_op(make, shape, n=200):
 @pytest.mark.parametrize("name, make, expected", [
     ("mul by a number", lambda y: y * 1.0001, 2),    # node, edges
     ("add a number", lambda y: y + 0.001, 2),
-    ("tanh", lambda y: y.tanh(), 5),                 # + saved list, saved entry, version counter
+    ("tanh", lambda y: y.tanh(), 3),                 # + the saved list (its entry holds no
+                                                     # version counter until one is needed)
 ])
 def test_objects_a_recorded_op_leaves_tracked(shape, name, make, expected):
     assert _tracked_per_op(make, shape) == pytest.approx(expected, abs=0.05)
@@ -44,3 +47,62 @@ def test_edges_are_one_flat_tuple_and_next_functions_reads_them():
     assert y.grad_fn.next_functions == ((x._accumulator(), 0), (None, 0))
     z = tg.tensor([1.0, 2.0]) + y       # a tensor that needs no gradient, then one that does
     assert z.grad_fn.next_functions == ((None, 0), (y.grad_fn, 0))
+
+
+# A result saved without a version counter gets one on first need; every way to write its
+# storage afterwards must still be seen by the op's backward, as torch sees it.
+def _write_through_view(lib, y):
+    y.view(-1)[:1].mul_(2)
+
+
+def _write_through_detach(lib, y):
+    y.detach().zero_()
+
+
+def _write_after_detach_(lib, y):
+    y.detach_()
+    y.add_(1)
+
+
+def _write_in_place(lib, y):
+    y.add_(1)
+
+
+def _write_after_unpack(lib, y):
+    # a create_graph backward unpacks the saved result first (it gets the counter), then the
+    # output itself is written
+    lib.autograd.grad(y.sum(), y.grad_fn.next_functions[0][0].variable, create_graph=True)
+    y.add_(1)
+
+
+@pytest.mark.parametrize("op", ["tanh", "exp", "sigmoid"])
+@pytest.mark.parametrize("write", [_write_in_place, _write_through_view, _write_through_detach,
+                                   _write_after_detach_, _write_after_unpack])
+def test_a_lazily_counted_result_written_later_still_fails_backward(op, write):
+    def run(lib):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = getattr(x, op)()
+        z = y * 2.0                 # keeps the op's node reachable after a detach_
+        write(lib, y)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+        return x.grad, y._version
+    grad, version = run(tg)
+    assert grad is None and version >= 1
+    try:
+        import torch
+    except ImportError:
+        return
+    tgrad, tversion = run(torch)
+    assert tgrad is None and version == tversion
+
+
+def test_a_lazily_counted_result_reads_as_version_zero_then_counts():
+    torch = pytest.importorskip("torch")
+    for lib in (tg, torch):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = x.exp()
+        assert y._version == 0
+        d = y.detach()
+        d.add_(1)
+        assert (y._version, d._version) == (1, 1)

@@ -16,7 +16,7 @@ from ._device import CPU
 from ._size import Size
 from . import autograd as _autograd
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import AccumulateGrad, new_version_counter, user_stacklevel
+from .autograd.graph import AccumulateGrad, new_version_counter, user_stacklevel, version_counter
 
 __all__ = ["Tensor"]
 
@@ -554,15 +554,14 @@ class Tensor:
         ex = self._extra
         if ex is not None and ex.get("inference"):
             return _detached(self, None)
-        vc = self._vc
-        if vc is None:
-            vc = self._vc = new_version_counter()
-        return _detached(self, vc)
+        return _detached(self, version_counter(self))
 
     def detach_(self):
         """Cut this tensor from the graph in place (it becomes a leaf that does not require grad)."""
         if self._base is not None and self._base.requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self.grad_fn is not None:
+            version_counter(self)   # (a lazily saved result finds its counter through grad_fn)
         self.grad_fn = None
         self._requires_grad = False
         if self._output_nr:

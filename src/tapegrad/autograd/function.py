@@ -18,8 +18,8 @@ from .._tensor import Tensor, _make
 from .grad_mode import no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
-from .graph import (FREED, Node, VersionCounter, _in_pkg, format_where, new_node,
-                    new_version_counter, user_frame)
+from .graph import (FREED, Node, _in_pkg, format_where, new_node, new_version_counter,
+                    user_frame, version_counter)
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -307,11 +307,9 @@ def _make_apply(cls, operands):
             # (a list is packed already: constants a forward saved)
             if saves_result or type(saved) is tuple and len(saved) == 1 and saved[0] is out \
                     and not view:
-                # the usual single saved result (tanh, exp, sigmoid...): no search, and the
-                # source line probed inline: the op's caller's caller is usually the user's code
-                vc = t._vc = VersionCounter()   # (new_version_counter, inlined)
-                vc.v = 0
-                vc.where = None
+                # the usual single saved result (tanh, exp, sigmoid...): no search, no version
+                # counter yet (version_counter makes one on first need), and the source line
+                # probed inline: the op's caller's caller is usually the user's code
                 try:
                     f = _getframe(2)
                     code = f.f_code
@@ -319,7 +317,7 @@ def _make_apply(cls, operands):
                         user_frame()
                 except ValueError:  # (apply called from a script's top level: no frame 2)
                     where = user_frame()
-                ctx._saved = [("o", out, vc, 0, 0, where)]
+                ctx._saved = [("o", out, None, 0, 0, where)]
             elif type(saved) is tuple:
                 ctx._saved = _pack(ctx, saved, args, arrays, (t,))
             if view:
@@ -419,7 +417,7 @@ def _share_version(view, cls, args):
     base = args[0]
     vc = base._vc
     if vc is None:
-        vc = base._vc = new_version_counter()
+        vc = version_counter(base)
     view._vc = vc
     view._view_version = vc.v
     step = (cls, args[1:])
@@ -553,10 +551,7 @@ def _record_outputs(node, outputs, sp, user=False):
             continue
         if any(o is d for d in dirty):
             # torch bumps a dirtied input once more when the Function returns it
-            vc = o._vc
-            if vc is None:
-                vc = o._vc = new_version_counter()
-            vc.v += 1
+            version_counter(o).v += 1
         o.grad_fn = node
         o._output_nr = n
         o._requires_grad = True
@@ -617,9 +612,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
             continue
         for j, o in enumerate(outputs):
             if isinstance(o, Tensor) and (item is o or item is o._data):
-                vc = o._vc
-                if vc is None:
-                    vc = o._vc = new_version_counter()
+                vc = version_counter(o)
                 if where is None:
                     where = user_frame(3)
                 saved.append(("o", o._data, vc, vc.v, j, where))
@@ -663,13 +656,18 @@ def unpack_saved(node):
     if saved is FREED:
         raise freed_error(node)
     out = []
-    for e in saved:
+    for k, e in enumerate(saved):
         if e is None:
             out.append(None)
             continue
         kind = e[0]
         if kind == "o":
             arr, vc = e[1], e[2]
+            if vc is None:
+                # (a result saved without a counter, never written since: the tensor made here
+                # shares one with the entry from now on, whatever grad_fn it ends up with)
+                vc = new_version_counter()
+                saved[k] = e = ("o", arr, vc, e[3], e[4], e[5])
             if vc.v != e[3]:
                 raise version_error(node, _position(saved, e), arr.shape, arr.dtype, e[3], vc.v, e[5],
                                     vc, f"output {e[4]} of {node.name()}")
@@ -708,7 +706,7 @@ def saved_result(node):
     saved = node._saved
     if type(saved) is list and len(saved) == 1:
         e = saved[0]
-        if e is not None and e[0] == "o" and e[2].v == e[3]:
+        if e is not None and e[0] == "o" and (e[2] is None or e[2].v == e[3]):
             return e[1]
     return unpack_saved(node)[0]._data
 

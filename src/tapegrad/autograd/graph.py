@@ -117,6 +117,34 @@ def new_version_counter():
     return vc
 
 
+def version_counter(t):
+    """Tensor ``t``'s version counter, made on first need (an in-place write, a view, detach()).
+
+    An op that saves only its result (tanh, exp, sigmoid...) gives its output none: its saved
+    entry holds None, meaning "version 0, no counter yet" (a counter per op is one more object
+    for the garbage collector to scan while the graph lives, and most results are never written
+    in place). The first counter made for that output, or for a tensor unpacked from that entry,
+    is the one the entry adopts, found through ``t.grad_fn``: so a later in-place write is seen
+    by the op's backward, as if the counter had been there from the start."""
+    vc = t._vc
+    if vc is not None:
+        return vc
+    node = t.grad_fn
+    saved = node._saved if node is not None else None
+    if type(saved) is list:
+        arr = t._data
+        for k, e in enumerate(saved):
+            if e is not None and e[0] == "o" and e[1] is arr:
+                vc = e[2]
+                if vc is None:
+                    vc = new_version_counter()
+                    saved[k] = ("o", arr, vc, e[3], e[4], e[5])
+                t._vc = vc
+                return vc
+    vc = t._vc = new_version_counter()
+    return vc
+
+
 class RemovableHandle:
     """Returned by ``register_hook`` and friends; ``remove()`` unregisters the hook."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _init, _make, _user_attrs
-from ..autograd.graph import new_version_counter
+from ..autograd.graph import version_counter
 
 __all__ = ["Parameter"]
 
@@ -25,9 +25,7 @@ class Parameter(Tensor):
             vc = None
         elif isinstance(data, Tensor):
             arr = data._data
-            vc = data._vc
-            if vc is None:
-                vc = data._vc = new_version_counter()
+            vc = version_counter(data)
         else:
             raise TypeError(f"Parameter(): data must be a Tensor or None, not "
                             f"{type(data).__name__} (wrap arrays with tapegrad.tensor first)")

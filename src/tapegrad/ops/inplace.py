@@ -24,7 +24,7 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_e
                                   refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import FREED, AccumulateGrad, Node, new_version_counter, user_frame
+from ..autograd.graph import FREED, AccumulateGrad, Node, user_frame, version_counter
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
@@ -161,7 +161,7 @@ def bump(x, where=None):
     (``user_frame()``) when the caller took it already, as an optimizer does once per step."""
     vc = x._vc
     if vc is None:
-        vc = x._vc = new_version_counter()
+        vc = version_counter(x)
     if x._extra is not None and _state.inference and x._extra.get("inference"):
         return vc
     vc.v += 1
@@ -259,10 +259,7 @@ def inplace(x, F, args, opname):
 
 def _alias(x):
     """A tensor standing for x's current (pre-write) value and history."""
-    vc = x._vc
-    if vc is None:
-        vc = x._vc = new_version_counter()
-    return _with_history(_make(x._data, vc), x)
+    return _with_history(_make(x._data, version_counter(x)), x)
 
 
 def _with_history(a, x):
