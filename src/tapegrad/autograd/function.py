@@ -19,7 +19,7 @@ from .grad_mode import no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
 from .graph import (FREED, Node, _in_pkg, format_where, new_node, new_version_counter,
-                    user_frame, version_counter)
+                    set_saved_entry, user_frame, version_counter)
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -317,7 +317,7 @@ def _make_apply(cls, operands):
                         user_frame()
                 except ValueError:  # (apply called from a script's top level: no frame 2)
                     where = user_frame()
-                ctx._saved = [("o", out, None, 0, 0, where)]
+                ctx._saved = ("o", out, None, 0, 0, where)   # (alone: see saved_entries)
             elif type(saved) is tuple:
                 ctx._saved = _pack(ctx, saved, args, arrays, (t,))
             if view:
@@ -612,7 +612,9 @@ def _pack(node, items, args, fwd_inputs, outputs):
             continue
         for j, o in enumerate(outputs):
             if isinstance(o, Tensor) and (item is o or item is o._data):
-                vc = version_counter(o)
+                vc = o._vc
+                if vc is None:  # (a fresh output: nothing saved it before this node)
+                    vc = o._vc = new_version_counter()
                 if where is None:
                     where = user_frame(3)
                 saved.append(("o", o._data, vc, vc.v, j, where))
@@ -655,6 +657,8 @@ def unpack_saved(node):
         return ()
     if saved is FREED:
         raise freed_error(node)
+    if type(saved) is tuple:    # (a result saved alone: its entry itself)
+        saved = [saved]
     out = []
     for k, e in enumerate(saved):
         if e is None:
@@ -667,7 +671,8 @@ def unpack_saved(node):
                 # (a result saved without a counter, never written since: the tensor made here
                 # shares one with the entry from now on, whatever grad_fn it ends up with)
                 vc = new_version_counter()
-                saved[k] = e = ("o", arr, vc, e[3], e[4], e[5])
+                e = ("o", arr, vc, e[3], e[4], e[5])
+                set_saved_entry(node, k, e)
             if vc.v != e[3]:
                 raise version_error(node, _position(saved, e), arr.shape, arr.dtype, e[3], vc.v, e[5],
                                     vc, f"output {e[4]} of {node.name()}")
@@ -703,11 +708,11 @@ def saved_result(node):
     """The array of the one result a ``saves_result`` op saved, checked as ``saved_tensors``
     checks it (RuntimeError when freed or modified in place since), without wrapping it in a
     tensor: for a backward that records nothing and needs only the values."""
-    saved = node._saved
-    if type(saved) is list and len(saved) == 1:
-        e = saved[0]
-        if e is not None and e[0] == "o" and (e[2] is None or e[2].v == e[3]):
-            return e[1]
+    e = node._saved
+    if type(e) is list and len(e) == 1:
+        e = e[0]
+    if type(e) is tuple and e[0] == "o" and (e[2] is None or e[2].v == e[3]):
+        return e[1]
     return unpack_saved(node)[0]._data
 
 

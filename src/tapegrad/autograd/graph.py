@@ -130,19 +130,39 @@ def version_counter(t):
     if vc is not None:
         return vc
     node = t.grad_fn
-    saved = node._saved if node is not None else None
-    if type(saved) is list:
+    if node is not None:
         arr = t._data
-        for k, e in enumerate(saved):
+        for k, e in enumerate(saved_entries(node)):
             if e is not None and e[0] == "o" and e[1] is arr:
                 vc = e[2]
                 if vc is None:
                     vc = new_version_counter()
-                    saved[k] = ("o", arr, vc, e[3], e[4], e[5])
+                    set_saved_entry(node, k, ("o", arr, vc, e[3], e[4], e[5]))
                 t._vc = vc
                 return vc
     vc = t._vc = new_version_counter()
     return vc
+
+
+def saved_entries(node):
+    """A node's packed saved entries as a list (empty when it saved nothing or they were freed).
+    A result saved alone is kept as its entry itself, not as a one-entry list: the list would be
+    one more object per op for the garbage collector to scan, and the entry, which holds no
+    tracked object, is one it stops scanning."""
+    saved = node._saved
+    if type(saved) is tuple:
+        # (only a packed entry starts with its kind; the tuple save_for_backward leaves until
+        # the op is recorded holds what was saved)
+        return [saved] if saved and type(saved[0]) is str else []
+    return saved if type(saved) is list else []
+
+
+def set_saved_entry(node, k, entry):
+    """Replace saved entry ``k`` of ``node`` (see :func:`saved_entries`)."""
+    if type(node._saved) is tuple:
+        node._saved = entry
+    else:
+        node._saved[k] = entry
 
 
 class RemovableHandle:

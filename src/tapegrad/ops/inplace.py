@@ -24,7 +24,8 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_e
                                   refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import FREED, AccumulateGrad, Node, user_frame, version_counter
+from ..autograd.graph import (FREED, AccumulateGrad, Node, saved_entries, set_saved_entry,
+                              user_frame, version_counter)
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
@@ -275,20 +276,18 @@ def _with_history(a, x):
 
 def _write_and_rebase(x, old, r):
     node = r.grad_fn
-    saved = node._saved if node is not None else None
-    if saved is not None:
-        for k, e in enumerate(saved):
-            # the node saved the pre-write value of x: keep a copy (torch's original_self), with
-            # its history, so a double backward through it reaches x's graph
-            if e is not None and e[0] == "i" and e[1] is old:
-                saved[k] = ("i", _with_history(_make(x._data.copy()), old), 0, e[3])
+    saved = saved_entries(node) if node is not None else ()
+    for k, e in enumerate(saved):
+        # the node saved the pre-write value of x: keep a copy (torch's original_self), with
+        # its history, so a double backward through it reaches x's graph
+        if e is not None and e[0] == "i" and e[1] is old:
+            set_saved_entry(node, k, ("i", _with_history(_make(x._data.copy()), old), 0, e[3]))
     np.copyto(x._data, r._data, casting="unsafe")
     vc = bump(x)
-    if saved is not None:
-        for k, e in enumerate(saved):
-            # a saved result now lives in x's storage: tie it to x's version counter, as torch
-            if e is not None and e[0] == "o":
-                saved[k] = ("o", x._data, vc, vc.v, e[4], e[5])
+    for k, e in enumerate(saved):
+        # a saved result now lives in x's storage: tie it to x's version counter, as torch
+        if e is not None and e[0] == "o":
+            set_saved_entry(node, k, ("o", x._data, vc, vc.v, e[4], e[5]))
     if x._base is not None:
         _copy_slices(x, r)
     else:

@@ -100,7 +100,7 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
     malformed.
     """
     from .._tensor import Tensor
-    from ..autograd.graph import FREED, AccumulateGrad
+    from ..autograd.graph import FREED, AccumulateGrad, saved_entries
 
     Digraph = _digraph_cls()
     outputs = list(var) if isinstance(var, (list, tuple)) else [var]
@@ -135,17 +135,16 @@ def make_dot(var, params=None, show_attrs=False, show_saved=False, max_attr_char
         saved = getattr(fn, "_saved", None)
         if saved is FREED and (show_saved or show_attrs):
             lines.append("(saved tensors freed)")
-        elif show_attrs and isinstance(saved, list):
-            for k, e in enumerate(saved):
+        elif show_attrs and saved is not None:
+            for k, e in enumerate(saved_entries(fn)):
                 if e is not None and e[0] == "c" and not isinstance(e[1], np.ndarray):
                     lines.append(f"saved[{k}]: {_short(e[1], max_attr_chars)}")
         return _NL.join(lines)
 
     def draw_saved(fn, fn_id):
-        saved = getattr(fn, "_saved", None)
-        if not isinstance(saved, list):
+        if getattr(fn, "_saved", None) is None:
             return
-        for k, e in enumerate(saved):
+        for k, e in enumerate(saved_entries(fn)):
             if e is None:
                 continue
             slot = f"saved[{k}]"
