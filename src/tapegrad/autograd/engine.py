@@ -3,7 +3,8 @@
 1. Collect the nodes reachable from the roots (iteratively: no recursion limit) and count, for
    each, how many edges lead into it. With ``inputs`` given, keep only nodes that lead to one.
 2. Run a ready queue ordered so the most recently created node runs first (as torch does);
-   gradients meeting at a node are summed in its input buffer before it runs.
+   gradients meeting at a node are summed in its input buffer before it runs (a gradient that
+   alone makes a node ready, as in a chain, is handed to it without one).
 3. For each node: tensor hooks, retain_grad captures, prehooks, the node's backward, hooks, then
    each gradient is checked against the input it belongs to (a broadcast input gets its gradient
    summed back to its shape here, in one place; a dtype mismatch is cast) and passed along.
