@@ -127,3 +127,48 @@ def test_a_result_saved_alone_then_rebased_in_place_keeps_torchs_checks():
     except ImportError:
         return
     np.testing.assert_allclose(g, run(torch), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["tanh", "exp", "sigmoid"])
+def test_a_result_written_after_its_graph_was_freed_fails_the_second_order_graph(op):
+    # found by the breaker: a create_graph backward unpacks the saved result (it gets the
+    # counter), an ordinary backward then frees the entry; the output's later write must still
+    # reach the unpacked tensor in the second-order graph, or its gradient is silently wrong
+    def run(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        w = lib.tensor([2.0, 3.0], requires_grad=True)
+        y = getattr(x, op)()
+        loss = (y * w).sum()
+        gx, = lib.autograd.grad(loss, x, create_graph=True)
+        loss.backward()
+        with lib.no_grad():
+            y.mul_(0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            lib.autograd.grad(gx.sum(), w)
+        return y._version
+    version = run(tg)
+    try:
+        import torch
+    except ImportError:
+        return
+    assert version == run(torch)
+
+
+@pytest.mark.parametrize("op", ["tanh", "exp", "relu"])
+def test_a_result_given_new_data_then_written_still_fails_backward(op):
+    # found by the breaker: torch keeps a tensor's version counter across ``.data = ...``
+    def run(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = getattr(x, op)()
+        y.data = lib.tensor([7.0, 7.0])
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        return x.grad, y._version
+    grad, version = run(tg)
+    assert grad is None
+    try:
+        import torch
+    except ImportError:
+        return
+    assert version == run(torch)[1]

@@ -90,6 +90,10 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        if self.grad_fn is not None:
+            # torch keeps the tensor's version counter: a result saved without one gets it now,
+            # while the saved entry can still be found by its storage
+            version_counter(self)
         self._data = value._data
         vex = value._extra
         if vex is not None and vex.get("inference") and not self.is_inference():

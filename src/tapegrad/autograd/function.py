@@ -18,8 +18,8 @@ from .._tensor import Tensor, _make
 from .grad_mode import no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
-from .graph import (FREED, Node, _in_pkg, format_where, new_node, new_version_counter,
-                    set_saved_entry, user_frame, version_counter)
+from .graph import (FREED, Node, _in_pkg, attach_counter, format_where, new_node,
+                    new_version_counter, user_frame, version_counter)
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -669,10 +669,8 @@ def unpack_saved(node):
             arr, vc = e[1], e[2]
             if vc is None:
                 # (a result saved without a counter, never written since: the tensor made here
-                # shares one with the entry from now on, whatever grad_fn it ends up with)
-                vc = new_version_counter()
-                e = ("o", arr, vc, e[3], e[4], e[5])
-                set_saved_entry(node, k, e)
+                # shares one with the entry and its output from now on)
+                vc = attach_counter(node, k, e)
             if vc.v != e[3]:
                 raise version_error(node, _position(saved, e), arr.shape, arr.dtype, e[3], vc.v, e[5],
                                     vc, f"output {e[4]} of {node.name()}")

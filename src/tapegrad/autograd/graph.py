@@ -125,22 +125,36 @@ def version_counter(t):
     for the garbage collector to scan while the graph lives, and most results are never written
     in place). The first counter made for that output, or for a tensor unpacked from that entry,
     is the one the entry adopts, found through ``t.grad_fn``: so a later in-place write is seen
-    by the op's backward, as if the counter had been there from the start."""
+    by the op's backward, as if the counter had been there from the start. The node keeps that
+    counter (``_out_vc``) past a backward that frees its saved entry: a tensor unpacked from the
+    entry may live on in a create_graph graph, and must see the output's later writes."""
     vc = t._vc
     if vc is not None:
         return vc
     node = t.grad_fn
     if node is not None:
-        arr = t._data
-        for k, e in enumerate(saved_entries(node)):
-            if e is not None and e[0] == "o" and e[1] is arr:
-                vc = e[2]
-                if vc is None:
-                    vc = new_version_counter()
-                    set_saved_entry(node, k, ("o", arr, vc, e[3], e[4], e[5]))
-                t._vc = vc
-                return vc
+        vc = node._out_vc
+        if vc is None:
+            arr = t._data
+            for k, e in enumerate(saved_entries(node)):
+                if e is not None and e[0] == "o" and e[1] is arr:
+                    vc = e[2]
+                    if vc is None:
+                        vc = attach_counter(node, k, e)
+                    break
+        if vc is not None:
+            t._vc = vc
+            return vc
     vc = t._vc = new_version_counter()
+    return vc
+
+
+def attach_counter(node, k, entry):
+    """A new version counter for saved entry ``k`` of ``node`` (a result saved without one), kept
+    in the entry and as the node's ``_out_vc``."""
+    vc = new_version_counter()
+    set_saved_entry(node, k, ("o", entry[1], vc, entry[3], entry[4], entry[5]))
+    node._out_vc = vc
     return vc
 
 
@@ -236,6 +250,7 @@ class Node:
     _retain = None
     _out_meta = None
     _special = None
+    _out_vc = None     # the counter of a result saved without one, once made (version_counter)
 
     # (no __init__: calling a class that has none is the cheapest way to make an object, and a
     # recorded op makes one; whoever makes a node sets _edges, _seq and _saved, see new_node)
