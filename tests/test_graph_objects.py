@@ -172,3 +172,74 @@ def test_a_result_given_new_data_then_written_still_fails_backward(op):
     except ImportError:
         return
     assert version == run(torch)[1]
+
+
+def _unpacked_result(y):
+    # the saved result as a tensor of its own, as torch's grad_fn._saved_result gives it
+    return y.grad_fn._saved_result if hasattr(y.grad_fn, "_saved_result") \
+        else y.grad_fn.saved_tensors[0]
+
+
+@pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid", "relu"])
+def test_a_write_through_the_unpacked_result_is_the_outputs_too(op):
+    # found by the second breaker: the unpacked tensor made the counter, the output did not see
+    # it (its _version stayed 0), and a product that had saved the output missed the write
+    def run(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        w = lib.tensor([2.0, 3.0], requires_grad=True)
+        y = getattr(x, op)()
+        t = _unpacked_result(y)
+        z = y * w
+        with lib.no_grad():
+            t.add_(1)
+        versions = (y._version, t._version)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            lib.autograd.grad(z.sum(), w)
+        return versions
+    assert run(tg) == (1, 1)
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) == (1, 1)
+
+
+def test_a_product_saving_a_result_written_before_records_that_version():
+    # the other way round: written through the unpacked tensor first, then saved by a product,
+    # which must record version 1 and so raise nothing
+    def run(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        w = lib.tensor([2.0, 3.0], requires_grad=True)
+        y = x.exp()
+        with lib.no_grad():
+            _unpacked_result(y).add_(0)
+        z = y * w
+        y.detach()
+        return lib.autograd.grad(z.sum(), w)[0].numpy()
+    g = run(tg)
+    np.testing.assert_allclose(g, np.exp([0.5, 1.0]), rtol=1e-6)
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(g, run(torch), rtol=1e-6)
+
+
+def test_a_result_whose_array_a_module_replaced_still_counts_its_writes():
+    # found by the second breaker: Module.double() swaps a .grad's array in place of .data
+    def run(lib):
+        m = lib.nn.Linear(2, 2, bias=False)
+        x = lib.tensor([[0.5, 1.0], [0.2, 0.3]], requires_grad=True)
+        y = x.exp()
+        m.weight.grad = y
+        m.double()
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        return x.grad
+    assert run(tg) is None
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) is None

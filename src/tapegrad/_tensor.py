@@ -16,7 +16,8 @@ from ._device import CPU
 from ._size import Size
 from . import autograd as _autograd
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import AccumulateGrad, new_version_counter, user_stacklevel, version_counter
+from .autograd.graph import (AccumulateGrad, known_counter, new_version_counter, user_stacklevel,
+                             version_counter)
 
 __all__ = ["Tensor"]
 
@@ -90,10 +91,6 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
-        if self.grad_fn is not None:
-            # torch keeps the tensor's version counter: a result saved without one gets it now,
-            # while the saved entry can still be found by its storage
-            version_counter(self)
         self._data = value._data
         vex = value._extra
         if vex is not None and vex.get("inference") and not self.is_inference():
@@ -221,7 +218,7 @@ class Tensor:
                 f"{list(self._data.shape)} was made under tapegrad.inference_mode(), or is a view "
                 "of such a tensor; use .clone() outside inference_mode() for a tensor that "
                 "tracks its version.)")
-        vc = self._vc
+        vc = known_counter(self)
         return vc.v if vc is not None else 0
 
     def is_inference(self):

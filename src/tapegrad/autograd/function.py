@@ -18,8 +18,8 @@ from .._tensor import Tensor, _make
 from .grad_mode import no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
-from .graph import (FREED, Node, _in_pkg, attach_counter, format_where, new_node,
-                    new_version_counter, user_frame, version_counter)
+from .graph import (FREED, Node, _in_pkg, attach_counter, format_where, known_counter,
+                    new_node, new_version_counter, user_frame, version_counter)
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -605,7 +605,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
                     f"{t.dtype}, made under tapegrad.inference_mode(): .clone() it outside that "
                     f"mode to get a normal tensor, or use tapegrad.no_grad() instead of "
                     f"inference_mode().)")
-            vc = t._vc
+            vc = t._vc if t._vc is not None else known_counter(t)
             if where is None:   # (taken only for what a version check may name: not constants)
                 where = user_frame(3)   # (from above apply or record, which called this)
             saved.append(("i", t, vc.v if vc is not None else 0, where))
@@ -691,7 +691,7 @@ def unpack_saved(node):
             out.append(t)
         elif kind == "i":
             t = e[1]
-            vc = t._vc
+            vc = t._vc if t._vc is not None else known_counter(t)
             if vc is not None and vc.v != e[2]:
                 raise version_error(node, _position(saved, e), t._data.shape, t._data.dtype, e[2],
                                     vc.v, e[3], vc, "an input of the op")

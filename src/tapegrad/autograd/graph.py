@@ -124,28 +124,45 @@ def version_counter(t):
     entry holds None, meaning "version 0, no counter yet" (a counter per op is one more object
     for the garbage collector to scan while the graph lives, and most results are never written
     in place). The first counter made for that output, or for a tensor unpacked from that entry,
-    is the one the entry adopts, found through ``t.grad_fn``: so a later in-place write is seen
-    by the op's backward, as if the counter had been there from the start. The node keeps that
+    is the one the entry adopts, found through ``t.grad_fn`` (whatever array ``t`` holds now:
+    torch keeps a tensor's counter across ``.data = ...``): so a later in-place write is seen by
+    the op's backward, as if the counter had been there from the start. The node keeps that
     counter (``_out_vc``) past a backward that frees its saved entry: a tensor unpacked from the
-    entry may live on in a create_graph graph, and must see the output's later writes."""
-    vc = t._vc
+    entry may live on in a create_graph graph, and must see the output's later writes. Where a
+    counter is only read, :func:`known_counter` finds the same one without making any."""
+    vc = known_counter(t)
     if vc is not None:
         return vc
     node = t.grad_fn
     if node is not None:
-        vc = node._out_vc
-        if vc is None:
+        saved = node._saved
+        if type(saved) is tuple and saved and type(saved[0]) is str:
+            # a result saved alone: t is that output, or a tensor standing for it
+            vc = saved[2] if saved[2] is not None else attach_counter(node, 0, saved)
+        else:
             arr = t._data
             for k, e in enumerate(saved_entries(node)):
                 if e is not None and e[0] == "o" and e[1] is arr:
-                    vc = e[2]
-                    if vc is None:
-                        vc = attach_counter(node, k, e)
+                    vc = e[2] if e[2] is not None else attach_counter(node, k, e)
                     break
         if vc is not None:
             t._vc = vc
             return vc
     vc = t._vc = new_version_counter()
+    return vc
+
+
+def known_counter(t):
+    """Tensor ``t``'s version counter if one exists, without making one: its own, or the one the
+    node of a result saved alone made for that result (see :func:`version_counter`), which ``t``
+    then keeps; None when the storage was never written in place (version 0)."""
+    vc = t._vc
+    if vc is None:
+        node = t.grad_fn
+        if node is not None:
+            vc = node._out_vc
+            if vc is not None:
+                t._vc = vc
     return vc
 
 
