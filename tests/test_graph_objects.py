@@ -243,3 +243,28 @@ def test_a_result_whose_array_a_module_replaced_still_counts_its_writes():
     except ImportError:
         return
     assert run(torch) is None
+
+
+@pytest.mark.parametrize("op", ["tanh", "exp", "relu", "softmax"])
+@pytest.mark.parametrize("write", ["mul_", "div_"])
+def test_an_in_place_op_on_a_result_saves_a_copy_with_its_own_counter(op, write):
+    # found by the third breaker: mul_'s saved pre-write copy took the result's counter through
+    # grad_fn, so a gradient that never needs the result raised; torch's gradient for w, and
+    # the full backward's error blames the result's own node
+    def run(lib):
+        x = lib.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = getattr(x, op)(0) if op == "softmax" else getattr(x, op)()
+        getattr(y, write)(w)
+        g = lib.autograd.grad(y.sum(), w, retain_graph=True)[0].detach().numpy()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+            y.sum().backward()
+        return g, str(info.value)
+    g, message = run(tg)
+    assert {"tanh": "TanhBackward0", "exp": "ExpBackward0", "relu": "ReluBackward0",
+            "softmax": "SoftmaxBackward0"}[op] in message
+    try:
+        import torch
+    except ImportError:
+        return
+    np.testing.assert_allclose(g, run(torch)[0], rtol=1e-6)

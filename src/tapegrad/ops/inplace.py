@@ -24,8 +24,8 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_e
                                   refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import (FREED, AccumulateGrad, Node, saved_entries, set_saved_entry,
-                              user_frame, version_counter)
+from ..autograd.graph import (FREED, AccumulateGrad, Node, new_version_counter, saved_entries,
+                              set_saved_entry, user_frame, version_counter)
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
@@ -279,9 +279,11 @@ def _write_and_rebase(x, old, r):
     saved = saved_entries(node) if node is not None else ()
     for k, e in enumerate(saved):
         # the node saved the pre-write value of x: keep a copy (torch's original_self), with
-        # its history, so a double backward through it reaches x's graph
+        # its history, so a double backward through it reaches x's graph; a storage of its
+        # own, so a counter of its own (through grad_fn it would find x's: version_counter)
         if e is not None and e[0] == "i" and e[1] is old:
-            set_saved_entry(node, k, ("i", _with_history(_make(x._data.copy()), old), 0, e[3]))
+            copy = _with_history(_make(x._data.copy(), new_version_counter()), old)
+            set_saved_entry(node, k, ("i", copy, 0, e[3]))
     np.copyto(x._data, r._data, casting="unsafe")
     vc = bump(x)
     for k, e in enumerate(saved):
