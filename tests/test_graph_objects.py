@@ -268,3 +268,34 @@ def test_an_in_place_op_on_a_result_saves_a_copy_with_its_own_counter(op, write)
     except ImportError:
         return
     np.testing.assert_allclose(g, run(torch)[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_a_custom_function_returning_a_result_made_elsewhere_keeps_its_counter(outputs):
+    # found by the fourth breaker: the Function's node took over y's grad_fn, the only way back
+    # to exp's saved entry, so y's later write went unseen and exp's gradient was wrong
+    def run(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = x.exp()
+        first = y.sum()
+
+        class Fn(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return y if outputs == 1 else (y, a * 2)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return grads[0]
+
+        Fn.apply(lib.tensor([1.0, 2.0], requires_grad=True))
+        y.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            first.backward()
+        return x.grad
+    assert run(tg) is None
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) is None

@@ -528,6 +528,8 @@ def record(node, args, fwd_inputs, outputs, user=False):
     if len(outputs) == 1 and sp is None:
         o = outputs[0]
         if o._data.dtype.kind == "f":
+            if o.grad_fn is not None:   # (a tensor from elsewhere: see _record_outputs)
+                version_counter(o)
             o.grad_fn = node
             o._requires_grad = True
     else:
@@ -552,6 +554,10 @@ def _record_outputs(node, outputs, sp, user=False):
         if any(o is d for d in dirty):
             # torch bumps a dirtied input once more when the Function returns it
             version_counter(o).v += 1
+        elif o.grad_fn is not None:
+            # a tensor made elsewhere (a custom forward may return one): a result saved without
+            # a counter finds it through its old grad_fn, so it gets it before that is replaced
+            version_counter(o)
         o.grad_fn = node
         o._output_nr = n
         o._requires_grad = True
