@@ -470,3 +470,58 @@ def test_mean_of_an_empty_loss_is_nan_without_a_warning(fn):
     assert np.isnan(float(getattr(tg.nn.functional, fn)(x, tg.zeros(0)).detach()))
     torch = pytest.importorskip("torch")
     assert np.isnan(float(getattr(torch.nn.functional, fn)(torch.zeros(0), torch.zeros(0))))
+
+
+# ---- add(out=...): it was accepted and ignored (out left unwritten, its version unchanged) ------
+def _add_out_cases():
+    def into_fresh(lib):
+        out = lib.empty(2)
+        r = lib.add(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 1.0]), alpha=2, out=out)
+        return r is out, out, out._version
+
+    def under_no_grad(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        out = lib.empty(2)
+        with lib.no_grad():
+            lib.add(a, a, out=out)
+        return out, out._version, out.requires_grad
+
+    def requires_grad_in_grad_mode(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        return lib.add(a, a, out=lib.empty(2))
+
+    def float_into_long(lib):
+        return lib.add(lib.tensor([1.5]), lib.tensor([1.0, 2.0]), out=lib.zeros(2, dtype=lib.int64))
+
+    def into_a_saved_result(lib):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = x.exp()
+        with lib.no_grad():
+            lib.add(lib.tensor([1.0, 1.0]), lib.tensor([2.0, 2.0]), out=y)
+        y.sum().backward()      # exp's saved result was overwritten: the in-place error
+        return x.grad
+
+    return [into_fresh, under_no_grad, requires_grad_in_grad_mode, float_into_long,
+            into_a_saved_result]
+
+
+@pytest.mark.parametrize("case", _add_out_cases(), ids=lambda f: f.__name__)
+def test_add_out_writes_out_as_torch(case):
+    outcome = _outcome(tg, case)
+    expected = {"into_fresh": "ok", "under_no_grad": "ok", "requires_grad_in_grad_mode": "exc",
+                "float_into_long": "exc", "into_a_saved_result": "exc"}[case.__name__]
+    assert outcome[0] == expected, outcome
+    if case.__name__ == "into_fresh":
+        same, out, version = outcome[1]
+        assert same and version == 1
+        np.testing.assert_array_equal(out, [3.0, 4.0])
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)
+
+
+def test_add_out_resizes_with_torchs_warning():
+    out = tg.empty(3)
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        r = tg.add(tg.tensor([1.0, 2.0]), 1, out=out)
+    assert r is out and out.shape == (2,)
+    np.testing.assert_array_equal(out.numpy(), [2.0, 3.0])

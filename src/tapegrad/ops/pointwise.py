@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import types
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,8 @@ from .._device import device as _device_cls
 from .._factories import _check_device
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.graph import sole_holder
+from ..autograd.grad_mode import no_grad as _no_grad
+from ..autograd.graph import sole_holder, user_stacklevel
 from ._registry import op
 from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
                     check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
@@ -933,14 +935,54 @@ def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting; dtype by torch's promotion rules. TypeError for an
     operand that is neither a tensor nor a number, and for an ``alpha`` that is not a number;
     RuntimeError for an alpha the result dtype refuses, as torch (a float alpha for an integer
-    result, a bool one for a non-bool result, one out of the dtype's range)."""
+    result, a bool one for a non-bool result, one out of the dtype's range). ``out``: the sum is
+    written into that tensor and it is returned (see :func:`_add_out` for torch's rules)."""
     input = check_operand(input, "add")
     other = check_operand(other, "add")
+    if out is not None:
+        return _add_out(input, other, alpha, out)
     if _no_alpha(alpha):
         if not isinstance(input, Tensor):
             input, other = other, input
         return Add.apply(input, other)
     return Add.apply(input, other, _alpha_number(alpha, "add"))
+
+
+def _add_out(input, other, alpha, out):
+    """``add(input, other, alpha=alpha, out=out)`` as torch: the sum written into ``out`` (its
+    version bumped; resized, with torch's warning, when its shape differs and it has elements),
+    and ``out`` returned. TypeError when ``out`` is not a tensor; RuntimeError with grad mode on
+    when an argument requires grad (nothing is recorded for an out= call), and when the sum's
+    dtype cannot be cast to out's (a float sum into an integer tensor)."""
+    from .inplace import bump
+    if not isinstance(out, Tensor):
+        raise TypeError(f"add(): argument 'out' (position 3) must be Tensor, not "
+                        f"{type(out).__name__}")
+    if _grad_state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad
+                                        for t in (input, other, out)):
+        raise RuntimeError("add(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    with _no_grad():
+        r = add(input, other, alpha=alpha)._data
+    od = out._data.dtype
+    rd = _dtype.from_numpy_dtype(r.dtype)
+    if rd._cat > _dtype.from_numpy_dtype(od)._cat:
+        raise RuntimeError(f"result type {_dtype.SCALAR_NAMES[rd.name]} can't be cast to the "
+                           f"desired output type {_dtype.SCALAR_NAMES[od.name]}")
+    if out._data.shape == r.shape:
+        np.copyto(out._data, r, casting="unsafe")
+    else:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(r.shape)}. This behavior is deprecated, and in a future PyTorch release "
+                f"outputs will not be resized unless they have zero elements. You can explicitly "
+                f"reuse an out tensor t by resizing it, inplace, to zero elements with "
+                f"t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
+        out._data = r.astype(od)
+    bump(out)
+    return out
 
 
 @op("sub", aliases=("subtract",))
