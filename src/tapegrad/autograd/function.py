@@ -317,7 +317,7 @@ def _make_apply(cls, operands):
                         user_frame()
                 except ValueError:  # (apply called from a script's top level: no frame 2)
                     where = user_frame()
-                ctx._saved = ("o", out, None, 0, 0, where)   # (alone: see saved_entries)
+                ctx._saved = ("o", out, None, 0, 0, where)   # (alone: see saved_alone)
             elif type(saved) is tuple:
                 ctx._saved = _pack(ctx, saved, args, arrays, (t,))
             if view:
@@ -415,10 +415,7 @@ def _share_version(view, cls, args):
     """A view shares its base's version counter, and remembers how to re-derive it from the
     root base (``_view_chain``), which an in-place write through the view needs (CopySlices)."""
     base = args[0]
-    vc = base._vc
-    if vc is None:
-        vc = version_counter(base)
-    view._vc = vc
+    vc = view._vc = version_counter(base)
     view._view_version = vc.v
     step = (cls, args[1:])
     if base._base is None:
@@ -611,7 +608,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
                     f"{t.dtype}, made under tapegrad.inference_mode(): .clone() it outside that "
                     f"mode to get a normal tensor, or use tapegrad.no_grad() instead of "
                     f"inference_mode().)")
-            vc = t._vc if t._vc is not None else known_counter(t)
+            vc = known_counter(t)
             if where is None:   # (taken only for what a version check may name: not constants)
                 where = user_frame(3)   # (from above apply or record, which called this)
             saved.append(("i", t, vc.v if vc is not None else 0, where))
@@ -666,7 +663,7 @@ def unpack_saved(node):
     if type(saved) is tuple:    # (a result saved alone: its entry itself)
         saved = [saved]
     out = []
-    for k, e in enumerate(saved):
+    for e in saved:
         if e is None:
             out.append(None)
             continue
@@ -676,7 +673,7 @@ def unpack_saved(node):
             if vc is None:
                 # (a result saved without a counter, never written since: the tensor made here
                 # shares one with the entry and its output from now on)
-                vc = attach_counter(node, k, e)
+                vc = attach_counter(node, e)
             if vc.v != e[3]:
                 raise version_error(node, _position(saved, e), arr.shape, arr.dtype, e[3], vc.v, e[5],
                                     vc, f"output {e[4]} of {node.name()}")
@@ -697,7 +694,7 @@ def unpack_saved(node):
             out.append(t)
         elif kind == "i":
             t = e[1]
-            vc = t._vc if t._vc is not None else known_counter(t)
+            vc = known_counter(t)
             if vc is not None and vc.v != e[2]:
                 raise version_error(node, _position(saved, e), t._data.shape, t._data.dtype, e[2],
                                     vc.v, e[3], vc, "an input of the op")

@@ -134,21 +134,12 @@ def version_counter(t):
     if vc is not None:
         return vc
     node = t.grad_fn
-    if node is not None:
-        saved = node._saved
-        if type(saved) is tuple and saved and type(saved[0]) is str:
-            # a result saved alone: t is that output, or a tensor standing for it
-            vc = saved[2] if saved[2] is not None else attach_counter(node, 0, saved)
-        else:
-            arr = t._data
-            for k, e in enumerate(saved_entries(node)):
-                if e is not None and e[0] == "o" and e[1] is arr:
-                    vc = e[2] if e[2] is not None else attach_counter(node, k, e)
-                    break
-        if vc is not None:
-            t._vc = vc
-            return vc
-    vc = t._vc = new_version_counter()
+    entry = saved_alone(node) if node is not None else None
+    if entry is None:   # (the entries of a saved list all have counters)
+        vc = new_version_counter()
+    else:               # (t is that result, or a tensor standing for it)
+        vc = entry[2] if entry[2] is not None else attach_counter(node, entry)
+    t._vc = vc
     return vc
 
 
@@ -166,26 +157,33 @@ def known_counter(t):
     return vc
 
 
-def attach_counter(node, k, entry):
-    """A new version counter for saved entry ``k`` of ``node`` (a result saved without one), kept
-    in the entry and as the node's ``_out_vc``."""
+def attach_counter(node, entry):
+    """A new version counter for ``entry``, the result ``node`` saved alone without one, kept in
+    the entry and as the node's ``_out_vc``."""
     vc = new_version_counter()
-    set_saved_entry(node, k, ("o", entry[1], vc, entry[3], entry[4], entry[5]))
+    node._saved = ("o", entry[1], vc, entry[3], entry[4], entry[5])
     node._out_vc = vc
     return vc
 
 
-def saved_entries(node):
-    """A node's packed saved entries as a list (empty when it saved nothing or they were freed).
-    A result saved alone is kept as its entry itself, not as a one-entry list: the list would be
-    one more object per op for the garbage collector to scan, and the entry, which holds no
-    tracked object, is one it stops scanning."""
+def saved_alone(node):
+    """The packed entry of the result ``node`` saved alone (kept as the entry itself, not as a
+    one-entry list: the list would be one more object per op for the garbage collector to scan,
+    and the entry, which holds no tracked object, is one it stops scanning), else None."""
     saved = node._saved
-    if type(saved) is tuple:
-        # (only a packed entry starts with its kind; the tuple save_for_backward leaves until
-        # the op is recorded holds what was saved)
-        return [saved] if saved and type(saved[0]) is str else []
-    return saved if type(saved) is list else []
+    # (only a packed entry starts with its kind; the tuple save_for_backward leaves until the op
+    # is recorded holds what was saved)
+    return saved if type(saved) is tuple and saved and type(saved[0]) is str else None
+
+
+def saved_entries(node):
+    """A node's packed saved entries as a list (empty when it saved nothing or they were freed;
+    one entry for a result saved alone, see :func:`saved_alone`)."""
+    saved = node._saved
+    if type(saved) is list:
+        return saved
+    entry = saved_alone(node)
+    return [] if entry is None else [entry]
 
 
 def set_saved_entry(node, k, entry):
