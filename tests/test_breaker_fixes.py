@@ -525,3 +525,49 @@ def test_add_out_resizes_with_torchs_warning():
         r = tg.add(tg.tensor([1.0, 2.0]), 1, out=out)
     assert r is out and out.shape == (2,)
     np.testing.assert_array_equal(out.numpy(), [2.0, 3.0])
+
+
+def _grad_accumulation_cases():
+    def saved_then_accumulated(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        g = x.grad
+        w = lib.ones(2, requires_grad=True)
+        z = (w * g).sum()           # saves g, the tensor .grad is
+        (x * 3).sum().backward()    # accumulated into that same tensor, in place
+        z.backward()                # the in-place error, as torch
+        return w.grad
+
+    def versions_only(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        g = x.grad
+        for _ in range(2):
+            (x * 3).sum().backward()
+        return g, g._version, x.grad is g
+
+    def after_create_graph(lib):
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # torch's reference-cycle warning
+            (x * x).sum().backward(create_graph=True)
+        g = x.grad                  # a copy recorded as CopyBackwards, at version 1
+        (x * 3).sum().backward()
+        return g, g._version, x.grad is g, type(g.grad_fn).__name__
+
+    return [saved_then_accumulated, versions_only, after_create_graph]
+
+
+@pytest.mark.parametrize("case", _grad_accumulation_cases(), ids=lambda f: f.__name__)
+def test_grad_accumulated_in_place_counts_as_a_write(case):
+    # found by the fifth breaker: .grad was added to in place without a version bump, so a graph
+    # that saved it used the new values silently
+    outcome = _outcome(tg, case)
+    if case.__name__ == "saved_then_accumulated":
+        assert outcome[0] == "exc" and outcome[1] == "RuntimeError", outcome
+        assert "modified by an inplace operation" in outcome[2]
+    else:
+        assert outcome[0] == "ok"
+        assert outcome[1][1:3] == (2, True)     # two writes each: accumulations or copy_
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)

@@ -22,7 +22,8 @@ from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
 from .grad_mode import state as _state
-from .graph import EXACT_REFCOUNTS, FREED, AccumulateGrad, sole_holder
+from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, sole_holder, user_frame,
+                    version_counter)
 
 __all__ = ["run_backward", "call_node"]
 
@@ -442,6 +443,7 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
     entries = {}
     for _, g in staged:
         entries[id(g)] = entries.get(id(g), 0) + 1
+    where = None    # the user's line (the backward call), found once for the writes below
     for t, g in staged:
         if t._grad is None:
             if create_graph:
@@ -459,7 +461,14 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             # .grad the user kept from an earlier backward keeps its value)
             t._grad = t._grad + g
         else:
+            # in place, as torch, which counts it as a write: a graph that saved this .grad
+            # (the user's own reference to it) must refuse it in its backward
             t._grad._data += g._data
+            vc = version_counter(t._grad)
+            vc.v += 1
+            if where is None:
+                where = user_frame()
+            vc.where = where
     try:
         for t in post:
             for hook in list(t._extra["post_acc_hooks"].values()):
