@@ -89,7 +89,7 @@ def _collect(root_nodes, targets):
     # needed: a node that is a target or leads to one (children come before parents here)
     needed = set()
     for node in _postorder(root_nodes):
-        if node in targets or any(f is not None and f in needed for f in node._edges[::4]):
+        if node in targets or _leads_to(node._edges, needed):
             needed.add(node)
     for node in needed:
         for f in node._edges[::4]:
@@ -265,9 +265,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 node = pop(heap)[1]
                 grads = buffers.pop(node)
             ready = ready_grads = None
-            cls = type(node)
-            rare = node._rare
-            if rare or cls is AccumulateGrad:
+            if node._rare:
+                # a leaf (AccumulateGrad is always rare), a node with hooks, retained gradients
+                # or more than one output
+                cls = type(node)
                 if node._tensor_prehooks is not None:
                     _run_tensor_prehooks(node, grads)
                 if node._retain is not None:
@@ -275,44 +276,48 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         t = ref()
                         if t is not None and grads[nr] is not None:
                             staged.append((t, grads[nr]))
-            if captures is not None and node in captures:
-                for nr, k, t in captures[node]:
-                    captured[k] = grads[nr]
-                    if accumulate and cls is not AccumulateGrad and grads[nr] is not None \
-                            and not _retained(node, nr, t):   # (staged above already)
-                        staged.append((t, grads[nr]))
-            if cls is AccumulateGrad:
-                if rare and node._prehooks is not None:
-                    grads = _run_prehooks(node, grads)
-                ex = node.variable._extra
-                if accumulate and grads[0] is not None and (targets is None or node in targets) \
-                        and (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
-                    staged.append((node.variable, grads[0]))
-                    if rare and node._hooks is not None:
-                        acc_hooks.append((node, grads[0]))
-                continue
-            edges = node._edges
-            if needed is not None and not any(
-                    f is not None and f in needed for f in edges[::4]):
-                continue
-            res = None
-            # (a node with more than one output is always rare: _record_outputs marks it)
-            if rare:
+                if captures is not None and node in captures:
+                    _capture(node, grads, captures[node], captured,
+                             staged if accumulate and cls is not AccumulateGrad else None)
+                if cls is AccumulateGrad:
+                    if node._prehooks is not None:
+                        grads = _run_prehooks(node, grads)
+                    ex = node.variable._extra
+                    if accumulate and grads[0] is not None and (targets is None or node in targets) \
+                            and (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
+                        staged.append((node.variable, grads[0]))
+                        if node._hooks is not None:
+                            acc_hooks.append((node, grads[0]))
+                    continue
+                edges = node._edges
+                if needed is not None and not _leads_to(edges, needed):
+                    continue
+                res = None
                 for g in grads:
                     if g is not None:
                         ran.append(node)
                         res = call_node(node, grads)
                         break
-            elif grads[0] is not None:
+                if res is None:     # (no gradient reached it: its inputs' counts still go down)
+                    res = (None,) * (len(edges) >> 2)
+            else:
                 # the common case, inlined: one output, no hooks; gradients checked below
-                ran.append(node)
-                res = cls._forward_cls.backward(node, grads[0])
-                if type(res) is not tuple:
-                    res = (res,)
-                if len(res) << 2 != len(edges):
-                    res = _fix_count(node, res)
-            if res is None:     # (no gradient reached it: its inputs' counts still go down)
-                res = (None,) * (len(edges) >> 2)
+                if captures is not None:    # (inputs given: also when needed is not None)
+                    if node in captures:
+                        _capture(node, grads, captures[node], captured,
+                                 staged if accumulate else None)
+                    if needed is not None and not _leads_to(node._edges, needed):
+                        continue
+                edges = node._edges
+                if grads[0] is not None:
+                    ran.append(node)
+                    res = type(node)._forward_cls.backward(node, grads[0])
+                    if type(res) is not tuple:
+                        res = (res,)
+                    if len(res) << 2 != len(edges):
+                        res = _fix_count(node, res)
+                else:
+                    res = (None,) * (len(edges) >> 2)
             # (edges are flat: node, output_nr, shape, dtype for each argument; k indexes them
             # as the loop goes, which costs less than a range)
             k = -4
@@ -357,9 +362,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         ready = nxt
                     else:
                         push(heap, (-nxt._seq, nxt))
-            # drop the loop's reference to the last gradient passed on: the next backward may
-            # reuse a gradient's buffer only when the engine alone holds it (a reference count)
-            g = None
+            # drop the references to the gradients passed on (the loop's last one, and this
+            # node's results): the next backward may reuse a gradient's buffer only when the
+            # engine alone holds it (a reference count)
+            g = res = None
     finally:
         _unquiet(quiet)
         # (also when a hook switched grad mode itself: torch puts the caller's back)
@@ -386,6 +392,21 @@ def _run_tensor_prehooks(node, grads):
             r = hook(grads[nr])
             if r is not None:
                 grads[nr] = r
+
+
+def _capture(node, grads, entries, captured, staged):
+    """Keep the gradients ``node`` received for the ``inputs`` it made (``entries``: output_nr,
+    position in inputs, tensor); ``staged``, when given (a backward's accumulation), also gets
+    them for ``.grad`` unless retain_grad staged them already."""
+    for nr, k, t in entries:
+        captured[k] = grads[nr]
+        if staged is not None and grads[nr] is not None and not _retained(node, nr, t):
+            staged.append((t, grads[nr]))
+
+
+def _leads_to(edges, needed):
+    """Whether a node with these flat ``edges`` has an input made by a ``needed`` node."""
+    return any(f is not None and f in needed for f in edges[::4])
 
 
 def _retained(node, nr, t):

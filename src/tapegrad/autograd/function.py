@@ -218,7 +218,6 @@ def _make_apply(cls, operands):
         mode = _state.record if _modes.changed else True
         if mode:
             edges = ()     # (a tuple: () + t is t itself, so one argument's edge costs no copy)
-            stale = False
             # one pass gives the arrays and the edges: make_edges' work, inlined (a call costs ~3%
             # of a small op)
             for a in args:
@@ -226,7 +225,9 @@ def _make_apply(cls, operands):
                     arr = a._data
                     arrays.append(arr)
                     if a._base is not None and a._view_version != a._vc.v:
-                        stale = True
+                        # a view whose base was written since: its fresh history may change
+                        # whether this op is recorded at all, so refresh first and start over
+                        return _refreshed_apply(apply, args)
                     if a._requires_grad:
                         rec = True
                         fn = a.grad_fn
@@ -239,13 +240,6 @@ def _make_apply(cls, operands):
                         return _operand_apply(apply, args)
                     arrays.append(a)
                     edges += _NO_EDGE
-            if stale:
-                # a view whose base was written since: its fresh history may change whether this
-                # op is recorded at all, so refresh first and start over
-                for a in args:
-                    if isinstance(a, Tensor):
-                        refresh_if_stale(a)
-                return apply(*args)
         else:
             # inside backward (or no_grad): nothing to record, so no edges to make
             for a in args:
@@ -274,11 +268,11 @@ def _make_apply(cls, operands):
             except AttributeError:
                 _check_tensor_input(cls, args)
                 raise
-            if type(out) is tuple:
-                outs = tuple(_make(o) for o in out)
-                record(ctx, args, arrays, outs)
-                return outs
             if type(out) is not _nd:
+                if type(out) is tuple:
+                    outs = tuple(_make(o) for o in out)
+                    record(ctx, args, arrays, outs)
+                    return outs
                 # NumPy gives a 0-d result as a scalar: save the array the output holds, so a
                 # saved result stays tied to its output (and differentiable under create_graph)
                 arr = _asarray(out)
@@ -332,9 +326,9 @@ def _make_apply(cls, operands):
         except AttributeError:
             _check_tensor_input(cls, args)
             raise
-        if type(out) is tuple:
-            return tuple(_make(o) for o in out)
         if type(out) is not _nd:
+            if type(out) is tuple:
+                return tuple(_make(o) for o in out)
             out = _asarray(out)
         # _make, inlined: this is every op's path inside backward
         t = _new(Tensor)
@@ -482,6 +476,15 @@ def refresh_view(view):
         view._set_history(v.grad_fn, v._output_nr)
         view._requires_grad = v._requires_grad
     view._view_version = view._vc.v
+
+
+def _refreshed_apply(apply, args):
+    """``apply(*args)`` once every argument that is a stale view (see :func:`refresh_if_stale`)
+    has its history refreshed."""
+    for a in args:
+        if isinstance(a, Tensor):
+            refresh_if_stale(a)
+    return apply(*args)
 
 
 def refresh_if_stale(t):

@@ -322,6 +322,8 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
+    _rare = True    # (the engine's fast path is for the nodes of ops)
+
     # a leaf's hooks live on the tensor (torch does the same): the tensor holds this node only
     # weakly, so hooks stored here would vanish with it
     @property

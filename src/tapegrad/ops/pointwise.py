@@ -169,34 +169,46 @@ class Rsub(ArrayFunction, name="RsubBackward1", scalar_edges=1):
 _MUL_SAVED: dict = {}
 
 
+def _mul_saved(b):
+    """What a product by the nonzero Python float ``b`` saves: ``b`` packed as a constant, in a
+    list shared by every such product (a fresh list and tuple per op would be two more objects for
+    the garbage collector to scan; nothing writes a packed constant entry). Zero is not shared:
+    -0.0 == 0.0 as a key, and the sign reaches the gradient."""
+    saved = _MUL_SAVED.get(b)
+    if saved is None:
+        if len(_MUL_SAVED) > 512:   # varying numbers: stay bounded
+            _MUL_SAVED.clear()
+        saved = _MUL_SAVED[b] = [None, ("c", b)]
+    return saved
+
+
 class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
     """a * b. derivatives.yaml: self: grad * other; other: grad * self."""
 
     @staticmethod
     def forward(ctx, a, b):
+        tb = type(b)
+        if tb is float and type(a) is _nd:
+            # the hottest case first: a float array times a Python float seen before (promote's
+            # lookup, inlined: the call costs more than a small product); zero is never cached
+            cache = _weak.get(a.dtype)
+            if cache is not None:
+                w = cache.get(b)
+                if w is not None:
+                    if ctx is not NULL_CTX:
+                        ctx._saved = _MUL_SAVED.get(b) or _mul_saved(b)
+                    return a * w if a.ndim else a[()] * w[()]   # (0-d: as in Add)
         if ctx is not NULL_CTX:
-            if type(b) is not _nd:
+            if tb is not _nd:
                 # times a number: only a's gradient is needed, and it needs the number, stored
-                # packed (a constant has no version to check); one shared list per float, as a
-                # fresh list and tuple per op are two more objects for the garbage collector
-                # to scan (nothing writes a packed constant entry)
-                # (zero is not shared: -0.0 == 0.0 as a key, and the sign reaches the gradient)
-                if type(b) is float and b:
-                    saved = _MUL_SAVED.get(b)
-                    if saved is None:
-                        if len(_MUL_SAVED) > 512:   # varying numbers: stay bounded
-                            _MUL_SAVED.clear()
-                        saved = _MUL_SAVED[b] = [None, ("c", b)]
-                    ctx._saved = saved
-                else:
-                    ctx._saved = [None, ("c", b)]
+                # packed (a constant has no version to check)
+                ctx._saved = _mul_saved(b) if tb is float and b else [None, ("c", b)]
             else:
                 # each gradient needs only the other operand: save just that (torch does the
                 # same, so changing an operand in place is an error only when its value is needed)
                 ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
-        # promote's hottest cases, inlined (the call costs more than a small product): a float
-        # array times a Python number seen before, and arrays of one dtype
-        tb = type(b)
+        # promote's other hot cases, inlined: a float array times an int seen before, and arrays
+        # of one dtype
         if tb is float or tb is int:
             if type(a) is _nd:
                 cache = _weak.get(a.dtype)
@@ -213,22 +225,12 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
 
     @staticmethod
     def backward(ctx, g):
-        # forward saved each operand only where the other one needs its gradient
         saved = ctx._saved
-        if type(saved) is list and saved[0] is None and (e := saved[1]) is not None and \
-                e[0] == "c" and type(e[1]) is float:
-            a, b = None, e[1]   # times a Python float: nothing to unpack or check
-        else:
-            a, b = ctx.saved_tensors
-        gb = None if a is None else Mul.apply(g, a)
-        if b is None:
-            return None, gb
-        if isinstance(b, Tensor):
-            arr = _spare(g, b._data)
-            if arr is not None:     # g is the engine's alone: the product goes into its buffer
-                arr *= b._data
-                return g, gb
-        else:   # a number, as the cached array a Python float becomes (see promote)
+        if type(saved) is list and (e := saved[1]) is not None and e[0] == "c":
+            # times a number, saved packed (a constant: no version to check); a's gradient only,
+            # into g's own buffer where only the engine holds g (see _spare), as the cached
+            # array a Python float becomes (see promote)
+            b = e[1]
             arr = _spare(g)
             if arr is not None:
                 cache = _weak.get(arr.dtype)    # (inlined, as in forward; float16 has none)
@@ -238,7 +240,17 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                         arr *= w
                     else:   # (0-d: an in-place ufunc costs six times NumPy's scalars)
                         arr[()] = arr[()] * w[()]
-                    return g, gb
+                    return g, None
+            return Mul.apply(g, b), None
+        # two tensors: forward saved each only where the other one needs its gradient
+        a, b = ctx.saved_tensors
+        gb = None if a is None else Mul.apply(g, a)
+        if b is None:
+            return None, gb
+        arr = _spare(g, b._data)
+        if arr is not None:     # g is the engine's alone: the product goes into its buffer
+            arr *= b._data
+            return g, gb
         return Mul.apply(g, b), gb
 
 
