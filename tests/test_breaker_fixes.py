@@ -571,3 +571,72 @@ def test_grad_accumulated_in_place_counts_as_a_write(case):
         assert outcome[1][1:3] == (2, True)     # two writes each: accumulations or copy_
     torch = pytest.importorskip("torch")
     _compare(torch, case)
+
+
+def _factory_out_cases():
+    def no_grad_into_a_leaf(lib):
+        t = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            r = lib.zeros(3, out=t)
+        return t.detach(), t._version, r is t, t.requires_grad
+
+    def no_grad_resizes(lib):
+        t = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            lib.full((4,), 2.0, out=t)
+        return t.detach(), t._version, t.requires_grad
+
+    def inference_mode(lib):
+        t = lib.ones(3, requires_grad=True)
+        with lib.inference_mode():
+            lib.arange(3.0, out=t)
+        return t.detach(), t._version, t.requires_grad
+
+    def requires_grad_given(lib):
+        u = lib.ones(3)
+        lib.zeros(3, out=u, requires_grad=True)
+        return u.detach(), u._version, u.requires_grad
+
+    def plain_out_counts_a_write(lib):
+        u = lib.ones(3)
+        lib.zeros(3, out=u)
+        return u, u._version
+
+    def non_leaf_keeps_its_history(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x.exp()
+        with lib.no_grad():
+            lib.zeros(2, out=y)
+        return y.detach(), y._version, y.requires_grad, y.grad_fn is None
+
+    def saved_result_overwritten(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x.exp()
+        with lib.no_grad():
+            lib.zeros(2, out=y)
+        y.sum().backward()          # exp's saved result was overwritten: the in-place error
+        return x.grad
+
+    def grad_mode_refuses(lib):
+        return lib.zeros(3, out=lib.ones(3, requires_grad=True))
+
+    def int_out_cannot_require_grad(lib):
+        return lib.zeros(3, out=lib.ones(3, dtype=lib.int64), requires_grad=True)
+
+    return [no_grad_into_a_leaf, no_grad_resizes, inference_mode, requires_grad_given,
+            plain_out_counts_a_write, non_leaf_keeps_its_history, saved_result_overwritten,
+            grad_mode_refuses, int_out_cannot_require_grad]
+
+
+@pytest.mark.parametrize("case", _factory_out_cases(), ids=lambda f: f.__name__)
+def test_factory_out_as_torch(case):
+    # the factories' out= refused every tensor that requires grad, under no_grad too, and counted
+    # no write on a tensor without a version counter yet
+    outcome = _outcome(tg, case)
+    raises = case.__name__ in ("saved_result_overwritten", "grad_mode_refuses",
+                               "int_out_cannot_require_grad")
+    assert outcome[0] == ("exc" if raises else "ok"), outcome
+    if not raises:
+        assert outcome[1][1] == 1   # the version: one write
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)

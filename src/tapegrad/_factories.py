@@ -27,7 +27,8 @@ import numpy as np
 from . import _dtype
 from ._dtype import overflows
 from ._tensor import Tensor, _make
-from .autograd.graph import user_stacklevel
+from .autograd.grad_mode import state as _grad_state
+from .autograd.graph import user_frame, user_stacklevel, version_counter
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy",
@@ -513,20 +514,35 @@ def _factory_kwargs(name, kw):
     return kw.get("size")
 
 
-def _write_out(out, arr, name):
-    """Copy ``arr`` into ``out`` (resizing it when the shape differs, keeping its dtype)."""
+def _write_out(out, arr, name, requires_grad=None):
+    """Copy ``arr`` into ``out`` (resizing it when the shape differs, keeping its dtype) and
+    return ``out``, as torch: the write counts as an in-place change (its version goes up, so a
+    graph that saved ``out`` refuses it in backward), and a leaf ``out`` then requires grad as a
+    factory's ``requires_grad`` says (so a leaf that required grad no longer does, unless
+    ``requires_grad=True``; None, for ops that take no such argument: left as it is). TypeError for a non-tensor ``out``; RuntimeError when ``out``
+    requires grad while ops are recorded (grad mode on, outside inference mode): under
+    ``no_grad()`` it may be written."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if out.requires_grad:
+    if out.requires_grad and _grad_state.record:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad.")
+                           f"differentiation, but one of the arguments requires grad. (Write "
+                           f"it under tapegrad.no_grad(), or into a tensor that does not "
+                           f"require grad.)")
+    if requires_grad and out._data.dtype.kind != "f":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
     if out._data.shape == arr.shape:
         with np.errstate(invalid="ignore", over="ignore"):
             np.copyto(out._data, arr, casting="unsafe")
     else:
         out._data = _cast(arr, out._data.dtype)
-    if out._vc is not None:
-        out._vc.v += 1
+    vc = version_counter(out)
+    vc.v += 1
+    vc.where = user_frame()
+    if requires_grad is not None and out.grad_fn is None and \
+            out._requires_grad != bool(requires_grad):
+        out.requires_grad_(bool(requires_grad))
     return out
 
 
@@ -541,7 +557,7 @@ def _filled(name, size, kw, value, dtype, device, requires_grad, out):
     else:
         arr = np.ones(shape, dtype=npd)
     if out is not None:
-        return _write_out(out, arr, name)
+        return _write_out(out, arr, name, requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -566,7 +582,7 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
         arr = np.full(shape, v, dtype=npd) if npd.kind not in "iub" or not isinstance(v, float) \
             else np.full(shape, np.float64(v).astype(npd), dtype=npd)
     if out is not None:
-        return _write_out(out, arr, "full")
+        return _write_out(out, arr, "full", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -623,7 +639,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requ
                 vals = _fma(_builtin_float(st), idx, _builtin_float(s))
             arr = vals.astype(npd)
     if out is not None:
-        return _write_out(out, arr, "arange")
+        return _write_out(out, arr, "arange", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -710,7 +726,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
                 vals[0] = a
             arr = vals.astype(npd)
     if out is not None:
-        return _write_out(out, arr, "linspace")
+        return _write_out(out, arr, "linspace", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -755,7 +771,7 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False, **
         raise RuntimeError(f"eye(): m must be greater or equal to 0, got {m}")
     arr = np.eye(n, m, dtype=_float_or(dtype).np)
     if out is not None:
-        return _write_out(out, arr, "eye")
+        return _write_out(out, arr, "eye", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -979,7 +995,7 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     npd = _float_dtype_for("rand", dtype).np
     arr = np.asarray(_uniform(_np_generator(generator), shape, npd))
     if out is not None:
-        return _write_out(out, arr, "rand")
+        return _write_out(out, arr, "rand", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -991,7 +1007,7 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     npd = _float_dtype_for("randn", dtype).np
     arr = np.asarray(_normal(_np_generator(generator), shape, npd))
     if out is not None:
-        return _write_out(out, arr, "randn")
+        return _write_out(out, arr, "randn", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -1057,7 +1073,7 @@ def randint(*args, size=None, low=None, high=None, generator=None, out=None, dty
     npd = (_dtype.int64 if dtype is None else _dtype.to_dtype(dtype)).np
     arr = _randint_values(_np_generator(generator), low, high, shape, npd, "randint")
     if out is not None:
-        return _write_out(out, arr, "randint")
+        return _write_out(out, arr, "randint", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -1073,7 +1089,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_g
     npd = (_dtype.int64 if dtype is None else _dtype.to_dtype(dtype)).np
     arr = _np_generator(generator).permutation(n).astype(npd)
     if out is not None:
-        return _write_out(out, arr, "randperm")
+        return _write_out(out, arr, "randperm", requires_grad)
     return _finish(arr, requires_grad)
 
 
@@ -1550,7 +1566,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
         z = g.standard_normal(shape, dtype=_draw_dtype(npd))
         arr = _as_out(_builtin_float(mean) + std * z, npd)
         if out is not None:
-            return _write_out(out, arr, "normal")
+            return _write_out(out, arr, "normal", requires_grad)
         return _finish(arr, requires_grad)
     if size is not None or dtype is not None or requires_grad:
         raise _normal_signature_error(mean, std, size)
