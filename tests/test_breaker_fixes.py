@@ -640,3 +640,33 @@ def test_factory_out_as_torch(case):
         assert outcome[1][1] == 1   # the version: one write
     torch = pytest.importorskip("torch")
     _compare(torch, case)
+
+
+_NODE_CALL_CASES = [
+    ("tanh", lambda x: x.tanh()),                   # one input: a Tensor
+    ("mul by a number", lambda x: x * 2.0),         # (x, the number): a tuple (Tensor, None)
+    ("mul", lambda x: x * x.detach().exp()),        # two tensors, one without grad
+    ("sum", lambda x: x.sum()),                     # one tensor input (dims not shown)
+    ("add", lambda x: x + x),
+]
+
+
+@pytest.mark.parametrize("name, make", _NODE_CALL_CASES, ids=[c[0] for c in _NODE_CALL_CASES])
+def test_calling_a_node_returns_one_gradient_per_next_function(name, make):
+    # a node called by hand returned a list with an entry per forward argument; torch gives one per
+    # next_functions entry: a single Tensor for one, a tuple otherwise
+    def run(lib):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = make(x)
+        r = y.grad_fn(lib.ones_like(y))
+        return r if isinstance(r, tuple) else (r,), isinstance(r, tuple), \
+            len(y.grad_fn.next_functions)
+    (grads, is_tuple, n) = run(tg)
+    assert is_tuple == (n != 1) and len(grads) == n
+    torch = pytest.importorskip("torch")
+    tgrads, tis_tuple, tn = run(torch)
+    assert (is_tuple, n) == (tis_tuple, tn)
+    for a, b in zip(grads, tgrads):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)

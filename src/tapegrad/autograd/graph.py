@@ -301,8 +301,13 @@ class Node:
         return add_hook(self, "_prehooks", fn)
 
     def __call__(self, *grads):
+        """This node's backward on ``grads`` (one per output), with its hooks: a gradient for
+        each ``next_functions`` entry, as torch returns them (one Tensor, or None, for a single
+        entry; a tuple otherwise). Recorded when grad mode is on."""
         from .engine import call_node
-        return call_node(self, list(grads))
+        out = call_node(self, list(grads))
+        res = tuple(out[i] for i in self._shown())
+        return res[0] if len(res) == 1 else res
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
