@@ -670,3 +670,33 @@ def test_calling_a_node_returns_one_gradient_per_next_function(name, make):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+
+
+_NEXT_FUNCTIONS_CASES = [
+    ("number ** x", lambda lib, x, lo: 2.0 ** x),
+    ("pow(number, x)", lambda lib, x, lo: lib.pow(2, x)),
+    ("clamp(min=tensor)", lambda lib, x, lo: lib.clamp(x, min=lo)),
+    ("clamp(max=tensor)", lambda lib, x, lo: lib.clamp(x, max=lo)),
+    ("clamp(min=tensor without grad)", lambda lib, x, lo: lib.clamp(x, min=lo.detach())),
+    ("clamp(both)", lambda lib, x, lo: lib.clamp(x, min=lo, max=lo + 1)),
+]
+
+
+@pytest.mark.parametrize("name, make", _NEXT_FUNCTIONS_CASES,
+                         ids=[c[0] for c in _NEXT_FUNCTIONS_CASES])
+def test_next_functions_and_hook_inputs_as_torch(name, make):
+    # number ** x showed an entry for the number, and clamp with a tensor bound left out its
+    # None bound: torch shows the exponent alone, and clamp's three arguments always
+    def run(lib):
+        x = lib.tensor([0.5, 2.0], requires_grad=True)
+        lo = lib.tensor([1.0, 1.0], requires_grad=True)
+        y = make(lib, x, lo)
+        seen = []
+        y.grad_fn.register_hook(lambda gi, go: seen.append([g is None for g in gi]))
+        y.sum().backward()
+        return [(None if f is None else type(f).__name__, n) for f, n in
+                y.grad_fn.next_functions], seen, x.grad.numpy().tolist()
+    ours = run(tg)
+    assert len(ours[1][0]) == len(ours[0])
+    torch = pytest.importorskip("torch")
+    assert ours == run(torch)

@@ -364,7 +364,7 @@ class PowTensor(ArrayFunction, name="PowBackward1", scalar_edges=2):
         return gx, gy
 
 
-class RPow(ArrayFunction, name="PowBackward2", scalar_edges=2):
+class RPow(ArrayFunction, name="PowBackward2"):
     """number ** tensor. derivatives.yaml: exponent: grad * result * log(base), 0 where base == 0
     and exponent >= 0."""
 
@@ -759,7 +759,7 @@ class ClampMax(Clamp, name="ClampMaxBackward0"):
     """clamp_max(x, number): Clamp with only an upper bound."""
 
 
-class ClampTensor(ArrayFunction, name="ClampBackward0"):
+class ClampTensor(ArrayFunction, name="ClampBackward0", scalar_edges=3):
     """clip(x, min, max) with tensor bounds. derivatives.yaml (clamp_backward,
     clamp_backward_min_max): self: grad where min <= x <= max; min: grad where x < min (and
     min < max when both are given); max: grad where x > max (or max < min, where the result is
