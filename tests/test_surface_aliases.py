@@ -16,7 +16,7 @@ ADDED = {
     "greater": True, "greater_equal": True, "less": True, "less_equal": True, "not_equal": True,
     "positive": True, "ravel": True, "select": True, "fix": True,
     "is_complex": True, "is_signed": True, "is_nonzero": True, "is_same_size": True,
-    "get_device": True, "nbytes": False, "itemsize": False, "is_cpu": False,
+    "get_device": True, "nbytes": False, "itemsize": False, "is_cpu": False, "data_ptr": False,
     "neg_": True, "abs_": True, "log_": True, "log2_": True, "log10_": True, "sin_": True,
     "cos_": True, "tan_": True, "asin_": True, "acos_": True, "atan_": True, "sinh_": True,
     "cosh_": True, "asinh_": True, "acosh_": True, "atanh_": True, "arcsin_": True,
@@ -334,6 +334,16 @@ QUERIES = {
     "device": lambda L: [L.zeros(2).get_device(), L.get_device(L.zeros(())), L.zeros(2).is_cpu,
                          L.zeros(2, requires_grad=True).is_cpu],
     "device_number": lambda L: L.get_device(1),
+    # addresses differ run to run: compared as offsets between views and as equalities
+    "data_ptr": lambda L: (lambda a: [a[0, 1:].data_ptr() - a.data_ptr(),
+                                      a[1].data_ptr() - a.data_ptr(),
+                                      a.view(6).data_ptr() == a.data_ptr(),
+                                      a.t().data_ptr() == a.data_ptr(),
+                                      a.clone().data_ptr() == a.data_ptr(),
+                                      a.detach().data_ptr() == a.data_ptr(),
+                                      L.empty(0).data_ptr(), a[2:].data_ptr(),
+                                      type(a.data_ptr()) is int])(
+        L.ones(2, 3, dtype=L.float64)),
     "complex_list": lambda L: L.is_complex([1.0]),
     "signed_number": lambda L: L.is_signed(1),
 }

@@ -179,6 +179,13 @@ class Tensor:
                             f"{type(other).__name__}")
         return self._data.shape == other._data.shape
 
+    def data_ptr(self):
+        """The address of this tensor's first element (an int; 0 when it has no elements), as
+        torch: views of one storage differ by their offset in bytes, so ``a.data_ptr() ==
+        b.data_ptr()`` tells whether two tensors start at the same memory."""
+        arr = self._data
+        return arr.ctypes.data if arr.size else 0
+
     def get_device(self):
         """-1, torch's device index of a CPU tensor (tapegrad's tensors are all on the CPU)."""
         return -1
