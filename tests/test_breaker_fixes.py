@@ -623,9 +623,14 @@ def _factory_out_cases():
     def int_out_cannot_require_grad(lib):
         return lib.zeros(3, out=lib.ones(3, dtype=lib.int64), requires_grad=True)
 
+    def randn_refuses_in_any_mode(lib):     # torch's randn resizes out first: refused
+        t = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            lib.randn(3, out=t)
+
     return [no_grad_into_a_leaf, no_grad_resizes, inference_mode, requires_grad_given,
             plain_out_counts_a_write, non_leaf_keeps_its_history, saved_result_overwritten,
-            grad_mode_refuses, int_out_cannot_require_grad]
+            grad_mode_refuses, int_out_cannot_require_grad, randn_refuses_in_any_mode]
 
 
 @pytest.mark.parametrize("case", _factory_out_cases(), ids=lambda f: f.__name__)
@@ -634,7 +639,7 @@ def test_factory_out_as_torch(case):
     # no write on a tensor without a version counter yet
     outcome = _outcome(tg, case)
     raises = case.__name__ in ("saved_result_overwritten", "grad_mode_refuses",
-                               "int_out_cannot_require_grad")
+                               "int_out_cannot_require_grad", "randn_refuses_in_any_mode")
     assert outcome[0] == ("exc" if raises else "ok"), outcome
     if not raises:
         assert outcome[1][1] == 1   # the version: one write
@@ -700,3 +705,83 @@ def test_next_functions_and_hook_inputs_as_torch(name, make):
     assert len(ours[1][0]) == len(ours[0])
     torch = pytest.importorskip("torch")
     assert ours == run(torch)
+
+
+def _grad_version_cases():
+    def sum_twice(lib):             # an expanded gradient is copied: a write into a new tensor
+        x = lib.ones(2, requires_grad=True)
+        x.sum().backward()
+        first = x.grad._version
+        x.sum().backward()
+        return first, x.grad._version
+
+    def taken_as_is(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        return x.grad._version
+
+    def users_gradient(lib):        # the caller's gradient is copied
+        x = lib.ones(2, requires_grad=True)
+        gr = lib.ones(2)
+        x.backward(gr)
+        return x.grad._version, x.grad is gr
+
+    def zero_d_square_three_times(lib):    # two gradients summed in place in the input buffer
+        x = lib.tensor(2.0, requires_grad=True)
+        versions = []
+        for _ in range(3):
+            (x * x).backward()
+            versions.append(x.grad._version)
+        return versions
+
+    def two_uses(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 2 + x * 3).sum().backward()
+        return x.grad._version, x.grad
+
+    def x_plus_x(lib):              # the same gradient twice: summed out of place
+        x = lib.ones(2, requires_grad=True)
+        (x + x).sum().backward()
+        return x.grad._version, x.grad
+
+    def with_a_post_accumulate_hook(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.ones(2, requires_grad=True)
+        seen = []
+        x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad._version))
+        (x * 2).sum().backward()
+        g = x.grad
+        z = (w * x.grad).sum()
+        (x * 2).sum().backward()    # into the same .grad, in place, hooks or not
+        same = x.grad is g
+        try:
+            z.backward()
+            raised = False
+        except RuntimeError:
+            raised = True
+        return same, g._version, seen, raised
+
+    return [sum_twice, taken_as_is, users_gradient, zero_d_square_three_times, two_uses,
+            x_plus_x, with_a_post_accumulate_hook]
+
+
+@pytest.mark.parametrize("case", _grad_version_cases(), ids=lambda f: f.__name__)
+def test_grad_versions_as_torch(case):
+    # .grad's version counts the writes torch makes: a copied gradient is at 1, a gradient
+    # summed in place in the engine's buffer at 1, and accumulation with hooks is in place too
+    outcome = _outcome(tg, case)
+    assert outcome[0] == "ok", outcome
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)
+
+
+def test_a_failing_post_accumulate_hook_leaves_grad_values_as_they_were():
+    # (tapegrad's promise, beyond torch, which keeps the accumulated values)
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    g = x.grad
+    x.register_post_accumulate_grad_hook(lambda t: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        (x * 3).sum().backward()
+    assert x.grad is g
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])

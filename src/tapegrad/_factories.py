@@ -1005,6 +1005,10 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     shape = _size(size, _factory_kwargs("randn", kw), "randn")
     _check_device(device, "randn")
     npd = _float_dtype_for("randn", dtype).np
+    if out is not None and isinstance(out, Tensor) and out.requires_grad:
+        # (torch's randn resizes out first, whatever its shape, and refuses that in any mode)
+        raise RuntimeError("cannot resize variables that require grad (randn(out=...): out "
+                           "requires grad; write into out.detach() instead)")
     arr = np.asarray(_normal(_np_generator(generator), shape, npd))
     if out is not None:
         return _write_out(out, arr, "randn", requires_grad)

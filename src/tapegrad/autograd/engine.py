@@ -349,12 +349,23 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     old = buf[nr]
                     if old is None:
                         buf[nr] = g
-                    # references to old: the buffer list, the local, the parameter and
-                    # getrefcount's argument; more means someone else holds it
-                    elif create_graph or not sole_holder(old, g._data.shape, g._data.dtype, 4):
+                    elif create_graph:
                         buf[nr] = old + g
                     else:
-                        old._data += g._data   # a buffer only this walk holds: in place
+                        # into a gradient only this walk holds, in place and counted as a write
+                        # (as torch's input buffer does; the .grad it may become shows it): old
+                        # if it can, else the new one. References to old: the buffer list, the
+                        # local, the parameter, getrefcount's argument; to g: this node's
+                        # results, the loop's variable, the same two. More: someone else's.
+                        if sole_holder(old, g._data.shape, g._data.dtype, 4):
+                            old._data += g._data
+                            version_counter(old).v += 1
+                        elif sole_holder(g, old._data.shape, old._data.dtype, 4):
+                            g._data += old._data
+                            version_counter(g).v += 1
+                            buf[nr] = g
+                        else:
+                            buf[nr] = old + g
                 if d == 0:
                     if nxt not in buffers:
                         buffers[nxt] = [None] * nxt._n_out
@@ -452,14 +463,16 @@ def _graph_copy(g):
 def _commit(staged, create_graph, root_grads, acc_hooks):
     """Write the staged gradients into ``.grad``, then run post-accumulate hooks, then the hooks
     registered on AccumulateGrad nodes (``hook((), (grad,))``, as torch calls them). If a hook
-    raises, every ``.grad`` is put back as it was (with such hooks present, accumulation is out of
-    place so the old tensors survive), keeping the promise that a failing backward changes no
-    gradient; what the hooks themselves did is theirs."""
+    raises, every ``.grad`` is put back as it was (with such hooks present, the values of each
+    existing ``.grad`` are copied first, as accumulation writes into it), keeping the promise
+    that a failing backward changes no gradient value; what the hooks themselves did is
+    theirs."""
     seen = {id(g._data) for g in root_grads}
     post = [t for t, _ in staged if t._extra is not None and t.grad_fn is None
             and t._extra.get("post_acc_hooks")]
     hooked = bool(post or acc_hooks)
-    before = [(t, t._grad) for t, _ in staged] if hooked else None
+    before = [(t, t._grad, None if t._grad is None else t._grad._data.copy())
+              for t, _ in staged] if hooked else None
     # how many staged entries hold each gradient: those references are ours
     entries = {}
     for _, g in staged:
@@ -474,10 +487,16 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             else:
                 # ask before taking a local reference to the array: _owned counts references
                 # (to g: the staged entries, this loop's variable, the parameter, getrefcount's)
-                arr = g._data if _owned(g, seen, entries[id(g)] + 3) else g._data.copy()
+                if _owned(g, seen, entries[id(g)] + 3):
+                    arr = g._data   # taken as is, with the writes it has seen (its version)
+                    t._grad = _make(arr, g._vc)
+                else:
+                    # a copy, which torch makes by a write into a new tensor: version 1
+                    arr = g._data.copy()
+                    t._grad = _make(arr)
+                    version_counter(t._grad).v = 1
                 seen.add(id(arr))
-                t._grad = _make(arr)
-        elif create_graph or hooked or t.grad_fn is not None:
+        elif create_graph or t.grad_fn is not None:
             # (a retained non-leaf gradient is replaced, not added to in place, as torch: a
             # .grad the user kept from an earlier backward keeps its value)
             t._grad = t._grad + g
@@ -498,6 +517,8 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             for hook in list(node._hooks.values()):
                 hook((), (g,))
     except BaseException:
-        for t, old in reversed(before):
+        for t, old, values in reversed(before):
+            if values is not None:
+                old._data[...] = values
             t._grad = old
         raise
