@@ -785,3 +785,59 @@ def test_a_failing_post_accumulate_hook_leaves_grad_values_as_they_were():
         (x * 3).sum().backward()
     assert x.grad is g
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+def _dirty_view_cases():
+    def scaled_in_place(lib):
+        class Dirty(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                a.mul_(2)
+                ctx.mark_dirty(a)
+                return a
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = lib.ones(2, requires_grad=True)
+        y = x * 1
+        Dirty.apply(y[:1])
+        names = type(y.grad_fn).__name__
+        (y * 2.5).sum().backward()
+        return x.grad, names
+
+    def times_a_parameter(lib):
+        class DirtyMul(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, w):
+                ctx.save_for_backward(a.clone(), w)
+                a.mul_(w)
+                ctx.mark_dirty(a)
+                return a
+
+            @staticmethod
+            def backward(ctx, g):
+                a0, w = ctx.saved_tensors
+                return g * w, (g * a0).sum(0, keepdim=True).reshape(w.shape)
+
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = lib.tensor([4.0], requires_grad=True)
+        y = x * 1
+        DirtyMul.apply(y[1:], w)
+        shown = [None if f is None else type(f).__name__ for f, _ in y.grad_fn.next_functions]
+        (y * lib.tensor([1.0, 10.0, 100.0])).sum().backward()
+        return x.grad, w.grad, y.detach(), shown
+
+    return [scaled_in_place, times_a_parameter]
+
+
+@pytest.mark.parametrize("case", _dirty_view_cases(), ids=lambda f: f.__name__)
+def test_custom_function_dirtying_a_view_rebases_the_base(case):
+    # a custom Function that wrote its first argument, a view, in place (mark_dirty) left the
+    # base's history alone: the base's gradient skipped the Function (silently wrong); torch
+    # rebases the base onto CopySlices
+    outcome = _outcome(tg, case)
+    assert outcome[0] == "ok", outcome
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)

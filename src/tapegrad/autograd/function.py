@@ -536,6 +536,17 @@ def record(node, args, fwd_inputs, outputs, user=False):
         _record_outputs(node, outputs, sp or {}, user)
     if type(node._saved) is tuple:
         node._saved = _pack(node, node._saved, args, fwd_inputs, outputs)
+    if sp is not None and args and isinstance(args[0], Tensor) and args[0]._base is not None \
+            and any(args[0] is d for d in sp.get("dirty", ())) and \
+            any(args[0] is o for o in outputs):
+        # a custom Function wrote its first argument, a view, in place: as an in-place op on a
+        # view, the base is rebased onto a CopySlices wrapping this node, and the view re-derived
+        # from the new base (torch's rebase_history), so the base's gradient goes through it
+        from ..ops.inplace import _copy_slices
+        view = args[0]
+        r = _make(view._data)   # (the view itself reads as stale now: its written values)
+        r.grad_fn, r._output_nr, r._requires_grad = node, view._output_nr, True
+        _copy_slices(view, r)
 
 
 def _record_outputs(node, outputs, sp, user=False):
