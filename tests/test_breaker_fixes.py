@@ -841,3 +841,39 @@ def test_custom_function_dirtying_a_view_rebases_the_base(case):
     assert outcome[0] == "ok", outcome
     torch = pytest.importorskip("torch")
     _compare(torch, case)
+
+
+def _inputs_node_cases():
+    def backward_runs_the_inputs_node(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        calls = []
+        y.grad_fn.register_hook(lambda gi, go: calls.append("post"))
+        y.grad_fn.register_prehook(lambda go: calls.append("pre"))
+        (y * 2).sum().backward(inputs=[y])
+        return y.grad, x.grad, calls
+
+    def and_frees_it(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        (y * 2).sum().backward(inputs=[y])
+        (y * 2).sum().backward(inputs=[y])     # exp's saved result is gone: torch's error
+
+    def grad_does_not(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        lib.autograd.grad((y * 2).sum(), [y])
+        return lib.autograd.grad((y * 3).sum(), [y])
+
+    return [backward_runs_the_inputs_node, and_frees_it, grad_does_not]
+
+
+@pytest.mark.parametrize("case", _inputs_node_cases(), ids=lambda f: f.__name__)
+def test_backward_with_inputs_runs_a_non_leaf_inputs_node_as_torch(case):
+    # backward(inputs=[y]) for a non-leaf y runs y.grad_fn too in torch (hooks, freed saved
+    # tensors); tapegrad skipped it, so a second backward through it did not raise
+    outcome = _outcome(tg, case)
+    assert outcome[0] == ("exc" if case.__name__ == "and_frees_it" else "ok"), outcome
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)

@@ -290,7 +290,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                             acc_hooks.append((node, grads[0]))
                     continue
                 edges = node._edges
-                if needed is not None and not _leads_to(edges, needed):
+                if needed is not None and not (accumulate and node in targets) and \
+                        not _leads_to(edges, needed):
                     continue
                 res = None
                 for g in grads:
@@ -306,7 +307,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     if node in captures:
                         _capture(node, grads, captures[node], captured,
                                  staged if accumulate else None)
-                    if needed is not None and not _leads_to(node._edges, needed):
+                    # (in a backward, a node that made an input runs too, as in torch: its
+                    # hooks fire and its saved tensors are freed, its gradients go nowhere;
+                    # autograd.grad does not run it)
+                    if needed is not None and not (accumulate and node in targets) and \
+                            not _leads_to(node._edges, needed):
                         continue
                 edges = node._edges
                 if grads[0] is not None:
