@@ -877,3 +877,38 @@ def test_backward_with_inputs_runs_a_non_leaf_inputs_node_as_torch(case):
     assert outcome[0] == ("exc" if case.__name__ == "and_frees_it" else "ok"), outcome
     torch = pytest.importorskip("torch")
     _compare(torch, case)
+
+
+def _unaccumulable_grad_cases():
+    def expanded_grad(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.grad = lib.zeros(1).expand(2)
+        (x * 2).sum().backward()
+
+    def inference_grad(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.inference_mode():
+            g = lib.zeros(2)
+        x.grad = g
+        (x * 2).sum().backward()
+
+    return [expanded_grad, inference_grad]
+
+
+@pytest.mark.parametrize("case", _unaccumulable_grad_cases(), ids=lambda f: f.__name__)
+def test_a_grad_that_cannot_be_added_to_in_place_raises_as_torch(case):
+    outcome = _outcome(tg, case)
+    assert outcome[:2] == ("exc", "RuntimeError"), outcome
+    torch = pytest.importorskip("torch")
+    _compare(torch, case)
+
+
+def test_a_refused_accumulation_writes_no_other_grad():
+    a = tg.ones(2, requires_grad=True)
+    b = tg.ones(2, requires_grad=True)
+    a.grad = tg.ones(2)
+    b.grad = tg.zeros(1).expand(2)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        (a * 2 + b * 3).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 1.0])
+    assert a.grad._version == 0

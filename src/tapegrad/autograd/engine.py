@@ -465,6 +465,26 @@ def _graph_copy(g):
         return out.copy_(g)
 
 
+def _check_accumulable(grad):
+    """RuntimeError, as torch, when a leaf's existing ``.grad`` cannot be added to in place: an
+    inference tensor outside inference mode, or one whose elements share memory (an expanded
+    tensor, which NumPy also marks read-only)."""
+    ex = grad._extra
+    if ex is not None and ex.get("inference") and not _state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed: backward accumulates into .grad in place, and this .grad "
+                           "was made in inference mode. Set it to a clone (or to None) first.")
+    arr = grad._data
+    if not arr.flags.writeable:
+        if any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape)):
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location (backward accumulates "
+                               "into .grad in place, and this .grad is expanded). Please clone() "
+                               "the tensor before performing the operation.")
+        raise RuntimeError("backward accumulates into .grad in place, but this .grad's memory "
+                           "is read-only (a NumPy array marked so): set .grad to a copy first")
+
+
 def _commit(staged, create_graph, root_grads, acc_hooks):
     """Write the staged gradients into ``.grad``, then run post-accumulate hooks, then the hooks
     registered on AccumulateGrad nodes (``hook((), (grad,))``, as torch calls them). If a hook
@@ -482,6 +502,12 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
     entries = {}
     for _, g in staged:
         entries[id(g)] = entries.get(id(g), 0) + 1
+    # before any write: a refused one leaves every .grad as it was (the loop binds no gradient:
+    # _owned below counts the references to each)
+    for entry in staged:
+        t = entry[0]
+        if t._grad is not None and not create_graph and t.grad_fn is None:
+            _check_accumulable(t._grad)
     where = None    # the user's line (the backward call), found once for the writes below
     for t, g in staged:
         if t._grad is None:
