@@ -912,3 +912,26 @@ def test_a_refused_accumulation_writes_no_other_grad():
         (a * 2 + b * 3).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 1.0])
     assert a.grad._version == 0
+
+
+_BIG_INT_CASES = {
+    "mul": lambda lib, x, v: x * v, "rmul": lambda lib, x, v: v * x, "add": lambda lib, x, v: x + v,
+    "sub": lambda lib, x, v: x - v, "rsub": lambda lib, x, v: v - x, "div": lambda lib, x, v: x / v,
+    "mul_": lambda lib, x, v: x.clone().mul_(v), "pow": lambda lib, x, v: x ** v,
+}
+
+
+@pytest.mark.parametrize("value", [2 ** 70, -2 ** 70, 2 ** 64 - 1, -2 ** 63, 2 ** 63])
+@pytest.mark.parametrize("op", sorted(_BIG_INT_CASES))
+def test_a_python_int_beyond_64_bits_overflows_as_torch(op, value):
+    # a float tensor times an int torch cannot take as a C integer computed a value; torch raises
+    # OverflowError (ints in [-2**63, 2**64 - 1] are taken)
+    def run(lib):
+        return _BIG_INT_CASES[op](lib, lib.tensor([1.0, 2.0]), value)
+    outcome = _outcome(tg, run)
+    if -2 ** 63 <= value <= 2 ** 64 - 1:
+        assert outcome[0] == "ok", outcome
+    else:
+        assert outcome[:2] == ("exc", "OverflowError"), outcome
+    torch = pytest.importorskip("torch")
+    _compare(torch, run)
