@@ -6,7 +6,11 @@
    argument checks and out-of-place broadcasting, 6. group_norm's one-value-per-group and
    num_groups=0 errors, batch_norm's running statistics that require grad, 7. the *stack ops
    given one Tensor, broadcast errors before dtype errors in hypot/logaddexp/lerp, scatter_reduce's
-   legacy 'max'/'min' backward, 8. diagflat and row_stack.
+   legacy 'max'/'min' backward, 8. diagflat and row_stack; later breakers' findings: add's and
+   the factories' out=, .grad's version counts (accumulation in place, copies, the engine's
+   buffer), calling a node by hand, next_functions of number ** x and clamp, a custom Function
+   dirtying a view, backward(inputs=) on a non-leaf, .grad that cannot be added to in place,
+   Python ints beyond 64 bits.
 
 Each has a tapegrad-only check of the right value or exception, and a comparison with torch
 (the ``torch`` fixture skips cleanly without it).
