@@ -944,3 +944,21 @@ def test_a_python_int_beyond_64_bits_overflows_as_torch(op, value):
         assert outcome[:2] == ("exc", "OverflowError"), outcome
     torch = pytest.importorskip("torch")
     _compare(torch, run)
+
+
+_DRAWS = {"rand": lambda lib, o: lib.rand(3, out=o), "randn": lambda lib, o: lib.randn(3, out=o),
+          "normal": lambda lib, o: lib.normal(0.0, 1.0, (3,), out=o),
+          "normal of a tensor": lambda lib, o: lib.normal(lib.zeros(3), 1.0, out=o)}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float64"])
+@pytest.mark.parametrize("draw", sorted(_DRAWS))
+def test_random_draws_into_a_non_floating_out_raise_as_torch(draw, dtype):
+    def run(lib):
+        o = lib.zeros(3, dtype=getattr(lib, dtype))
+        _DRAWS[draw](lib, o)
+        return str(o.dtype).split(".")[-1], o._version
+    outcome = _outcome(tg, run)
+    assert outcome[0] == ("ok" if dtype == "float64" else "exc"), outcome
+    torch = pytest.importorskip("torch")
+    _compare(torch, run)

@@ -514,16 +514,22 @@ def _factory_kwargs(name, kw):
     return kw.get("size")
 
 
-def _write_out(out, arr, name, requires_grad=None):
+def _write_out(out, arr, name, requires_grad=None, kernel=None):
     """Copy ``arr`` into ``out`` (resizing it when the shape differs, keeping its dtype) and
     return ``out``, as torch: the write counts as an in-place change (its version goes up, so a
     graph that saved ``out`` refuses it in backward), and a leaf ``out`` then requires grad as a
     factory's ``requires_grad`` says (so a leaf that required grad no longer does, unless
-    ``requires_grad=True``; None, for ops that take no such argument: left as it is). TypeError for a non-tensor ``out``; RuntimeError when ``out``
+    ``requires_grad=True``; None, for ops that take no such argument: left as it is).
+    ``kernel``: the name of torch's floating-only kernel (rand, randn, normal), which refuses an
+    ``out`` of another dtype with NotImplementedError. TypeError for a non-tensor ``out``; RuntimeError when ``out``
     requires grad while ops are recorded (grad mode on, outside inference mode): under
     ``no_grad()`` it may be written."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if kernel is not None and out._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_sname(out._data.dtype)}' ({name}(out=...) draws floating "
+                                  f"values: give a floating out)")
     if out.requires_grad and _grad_state.record:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad. (Write "
@@ -995,7 +1001,7 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     npd = _float_dtype_for("rand", dtype).np
     arr = np.asarray(_uniform(_np_generator(generator), shape, npd))
     if out is not None:
-        return _write_out(out, arr, "rand", requires_grad)
+        return _write_out(out, arr, "rand", requires_grad, "check_uniform_bounds")
     return _finish(arr, requires_grad)
 
 
@@ -1011,7 +1017,7 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
                            "requires grad; write into out.detach() instead)")
     arr = np.asarray(_normal(_np_generator(generator), shape, npd))
     if out is not None:
-        return _write_out(out, arr, "randn", requires_grad)
+        return _write_out(out, arr, "randn", requires_grad, "normal_kernel_cpu")
     return _finish(arr, requires_grad)
 
 
@@ -1570,7 +1576,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
         z = g.standard_normal(shape, dtype=_draw_dtype(npd))
         arr = _as_out(_builtin_float(mean) + std * z, npd)
         if out is not None:
-            return _write_out(out, arr, "normal", requires_grad)
+            return _write_out(out, arr, "normal", requires_grad, "normal_kernel_cpu")
         return _finish(arr, requires_grad)
     if size is not None or dtype is not None or requires_grad:
         raise _normal_signature_error(mean, std, size)
@@ -1611,7 +1617,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
             raise RuntimeError("normal expects all elements of std >= 0.0")
         r = _NormalFloatTensor.apply(_builtin_float(mean), std, g)
     if out is not None:
-        return _write_out(out, r._data, "normal")
+        return _write_out(out, r._data, "normal", kernel="normal_kernel_cpu")
     return r
 
 
