@@ -544,7 +544,9 @@ def record(node, args, fwd_inputs, outputs, user=False):
         # from the new base (torch's rebase_history), so the base's gradient goes through it
         from ..ops.inplace import _copy_slices
         view = args[0]
-        r = _make(view._data)   # (the view itself reads as stale now: its written values)
+        # (a fresh tensor with this node's history: the view itself is stale now, and apply
+        # would refresh its history before CopySlices saw this node)
+        r = _make(view._data)
         r.grad_fn, r._output_nr, r._requires_grad = node, view._output_nr, True
         _copy_slices(view, r)
 
