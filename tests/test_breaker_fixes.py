@@ -962,3 +962,23 @@ def test_random_draws_into_a_non_floating_out_raise_as_torch(draw, dtype):
     assert outcome[0] == ("ok" if dtype == "float64" else "exc"), outcome
     torch = pytest.importorskip("torch")
     _compare(torch, run)
+
+
+def _retained_grad_history(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.retain_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # torch's reference-cycle warning
+        (y * y).sum().backward(create_graph=True)
+    first = type(y.grad.grad_fn).__name__
+    (y * 3).sum().backward()                # a plain backward: the sum is not recorded
+    return y.grad, first, y.grad.grad_fn is None, y.grad.requires_grad
+
+
+def test_a_retained_gradient_has_torchs_history():
+    # under create_graph a retained gradient is a clone (CloneBackward0; it was CopyBackwards),
+    # and a later plain backward replaced it by a recorded sum (AddBackward0)
+    grad, first, no_history, requires_grad = _retained_grad_history(tg)
+    assert first == "CloneBackward0" and no_history and not requires_grad
+    _runs_as_torch(_retained_grad_history)

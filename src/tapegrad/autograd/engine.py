@@ -457,12 +457,14 @@ def _owned(g, seen, holders):
     return base.base is None and sys.getrefcount(base) <= allowed
 
 
-def _graph_copy(g):
-    """A copy of ``g`` recorded as torch's CopyBackwards (with grad mode on, as during a backward
-    with create_graph=True)."""
-    out = _make(np.empty(g._data.shape, g._data.dtype))
+def _graph_copy(g, clone=False):
+    """A copy of ``g`` recorded (with grad mode on, as during a backward with create_graph=True)
+    as torch records it: CopyBackwards for a leaf's ``.grad``, CloneBackward0 (``clone``) for a
+    retained non-leaf gradient."""
     with enable_grad():
-        return out.copy_(g)
+        if clone:
+            return g.clone()
+        return _make(np.empty(g._data.shape, g._data.dtype)).copy_(g)
 
 
 def _check_accumulable(grad):
@@ -514,7 +516,7 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             if create_graph:
                 # torch: a copy (CopyBackwards when g is part of a graph), never g itself, which
                 # another input's .grad or the user's gradient may be
-                t._grad = _graph_copy(g)
+                t._grad = _graph_copy(g, clone=t.grad_fn is not None)
             else:
                 # ask before taking a local reference to the array: _owned counts references
                 # (to g: the staged entries, this loop's variable, the parameter, getrefcount's)
@@ -527,10 +529,13 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                     t._grad = _make(arr)
                     version_counter(t._grad).v = 1
                 seen.add(id(arr))
-        elif create_graph or t.grad_fn is not None:
-            # (a retained non-leaf gradient is replaced, not added to in place, as torch: a
-            # .grad the user kept from an earlier backward keeps its value)
+        elif create_graph:
             t._grad = t._grad + g
+        elif t.grad_fn is not None:
+            # a retained non-leaf gradient is replaced, not added to in place, as torch: a .grad
+            # the user kept from an earlier backward keeps its value; a plain backward records
+            # no history for the sum (the old .grad may have one, from create_graph)
+            t._grad = _make(t._grad._data + g._data)
         else:
             # in place, as torch, which counts it as a write: a graph that saved this .grad
             # (the user's own reference to it) must refuse it in its backward
