@@ -28,7 +28,7 @@ from . import _dtype
 from ._dtype import overflows
 from ._tensor import Tensor, _make
 from .autograd.grad_mode import state as _grad_state
-from .autograd.graph import user_frame, user_stacklevel, version_counter
+from .autograd.graph import bump, user_stacklevel
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy",
@@ -521,9 +521,10 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None):
     factory's ``requires_grad`` says (so a leaf that required grad no longer does, unless
     ``requires_grad=True``; None, for ops that take no such argument: left as it is).
     ``kernel``: the name of torch's floating-only kernel (rand, randn, normal), which refuses an
-    ``out`` of another dtype with NotImplementedError. TypeError for a non-tensor ``out``; RuntimeError when ``out``
-    requires grad while ops are recorded (grad mode on, outside inference mode): under
-    ``no_grad()`` it may be written."""
+    ``out`` of another dtype with NotImplementedError. TypeError for a non-tensor ``out``;
+    RuntimeError when ``out`` requires grad while ops are recorded (grad mode on, outside
+    inference mode: under ``no_grad()`` it may be written), and for ``requires_grad`` on a
+    non-floating ``out``."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if kernel is not None and out._data.dtype.kind != "f":
@@ -543,9 +544,7 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None):
             np.copyto(out._data, arr, casting="unsafe")
     else:
         out._data = _cast(arr, out._data.dtype)
-    vc = version_counter(out)
-    vc.v += 1
-    vc.where = user_frame()
+    bump(out)
     if requires_grad is not None and out.grad_fn is None and \
             out._requires_grad != bool(requires_grad):
         out.requires_grad_(bool(requires_grad))

@@ -22,7 +22,7 @@ from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
 from .grad_mode import state as _state
-from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, sole_holder, user_frame,
+from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, sole_holder, user_frame,
                     version_counter)
 
 __all__ = ["run_backward", "call_node"]
@@ -540,11 +540,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             # in place, as torch, which counts it as a write: a graph that saved this .grad
             # (the user's own reference to it) must refuse it in its backward
             t._grad._data += g._data
-            vc = version_counter(t._grad)
-            vc.v += 1
             if where is None:
                 where = user_frame()
-            vc.where = where
+            bump(t._grad, where)
     try:
         for t in post:
             for hook in list(t._extra["post_acc_hooks"].values()):

@@ -14,6 +14,8 @@ import os
 import sys
 import weakref
 
+from .grad_mode import state as _grad_state
+
 _seq = itertools.count()
 _ACC_SEQ_BASE = 1 << 62  # AccumulateGrad runs as soon as it is ready, as in torch
 _acc_seq = itertools.count(_ACC_SEQ_BASE)
@@ -140,6 +142,19 @@ def version_counter(t):
     else:               # (t is that result, or a tensor standing for it)
         vc = entry[2] if entry[2] is not None else attach_counter(node, entry)
     t._vc = vc
+    return vc
+
+
+def bump(x, where=None):
+    """Record one in-place change of x's storage (shared with its views and detach()). As torch,
+    inside inference mode an inference tensor's version is left alone (only the detach() or
+    .data of one, made outside inference mode, has one to read). ``where``: the user's line
+    (``user_frame()``) when the caller took it already, as an optimizer does once per step."""
+    vc = version_counter(x)
+    if x._extra is not None and _grad_state.inference and x._extra.get("inference"):
+        return vc
+    vc.v += 1
+    vc.where = user_frame() if where is None else where
     return vc
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.inplace import bump as bump_version  # noqa: F401 - re-exported for nn/ and optim/
+from ..autograd.graph import bump as bump_version  # noqa: F401 - re-exported for nn/ and optim/
 
 
 def write_(t, values):

@@ -108,12 +108,6 @@ _weak = {np.dtype(t): {} for t in (np.float32, np.float64)}
 _INT_MIN, _UINT_MAX = -2 ** 63, 2 ** 64 - 1
 
 
-def _int_overflow(v):
-    return OverflowError(f"int too big to convert: {v} is outside the 64-bit integers torch "
-                         f"takes as an operand ([-2**63, 2**64 - 1]); pass it as a float "
-                         f"({float(v):g}) if that is what is meant")
-
-
 def weak_scalar(v, dtype):
     """A Python number as a cached read-only 0-d array of the float array's dtype it meets: the
     value NumPy would compute with (it casts a weak Python scalar to the array's dtype), at about a
@@ -124,7 +118,9 @@ def weak_scalar(v, dtype):
     if not v or not -1e300 < v < 1e300:
         return v
     if type(v) is int and not _INT_MIN <= v <= _UINT_MAX:
-        raise _int_overflow(v)
+        raise OverflowError(f"int too big to convert: {v} is outside the 64-bit integers "
+                            f"torch takes as an operand ([-2**63, 2**64 - 1]); pass it as a "
+                            f"float ({float(v):g}) if that is what is meant")
     cache = _weak.get(dtype)
     if cache is None:
         # (float16, uncached: NumPy 2's own cast, made explicit, as NumPy 1's value-based

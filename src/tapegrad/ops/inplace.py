@@ -24,8 +24,8 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_e
                                   refresh_if_stale, refresh_view)
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
-from ..autograd.graph import (FREED, AccumulateGrad, Node, new_version_counter, saved_entries,
-                              set_saved_entry, user_frame, version_counter)
+from ..autograd.graph import (FREED, AccumulateGrad, Node, bump, new_version_counter,
+                              saved_entries, set_saved_entry, version_counter)
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
@@ -153,19 +153,6 @@ def _check_inference_write(x, opname):
             f"https://github.com/pytorch/rfcs/pull/17 for more details. ({opname} on "
             f"{_name(x)}, made under tapegrad.inference_mode() or a view of such a tensor: write "
             f"a .clone() of it, or do the update inside inference_mode().)")
-
-
-def bump(x, where=None):
-    """Record one in-place change of x's storage (shared with its views and detach()). As torch,
-    inside inference mode an inference tensor's version is left alone (only the detach() or
-    .data of one, made outside inference mode, has one to read). ``where``: the user's line
-    (``user_frame()``) when the caller took it already, as an optimizer does once per step."""
-    vc = version_counter(x)
-    if x._extra is not None and _state.inference and x._extra.get("inference"):
-        return vc
-    vc.v += 1
-    vc.where = user_frame() if where is None else where
-    return vc
 
 
 
