@@ -514,7 +514,7 @@ def _factory_kwargs(name, kw):
     return kw.get("size")
 
 
-def _write_out(out, arr, name, requires_grad=None, kernel=None):
+def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=False):
     """Copy ``arr`` into ``out`` (resizing it when the shape differs, keeping its dtype) and
     return ``out``, as torch: the write counts as an in-place change (its version goes up, so a
     graph that saved ``out`` refuses it in backward), and a leaf ``out`` then requires grad as a
@@ -524,7 +524,8 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None):
     ``out`` of another dtype with NotImplementedError. TypeError for a non-tensor ``out``;
     RuntimeError when ``out`` requires grad while ops are recorded (grad mode on, outside
     inference mode: under ``no_grad()`` it may be written), and for ``requires_grad`` on a
-    non-floating ``out``."""
+    non-floating ``out``. ``warn_resize``: torch's deprecation UserWarning when an ``out`` with
+    elements is resized (its ops warn; its factories do not)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if kernel is not None and out._data.dtype.kind != "f":
@@ -543,6 +544,14 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None):
         with np.errstate(invalid="ignore", over="ignore"):
             np.copyto(out._data, arr, casting="unsafe")
     else:
+        if warn_resize and out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch release "
+                f"outputs will not be resized unless they have zero elements. You can explicitly "
+                f"reuse an out tensor t by resizing it, inplace, to zero elements with "
+                f"t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
         out._data = _cast(arr, out._data.dtype)
     bump(out)
     if requires_grad is not None and out.grad_fn is None and \

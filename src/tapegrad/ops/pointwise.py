@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import numbers
 import types
-import warnings
 
 import numpy as np
 
 from .. import _dtype
 from .._dtype import overflow_error, overflows, wrapped
 from .._device import device as _device_cls
-from .._factories import _check_device
+from .._factories import _check_device, _write_out
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
-from ..autograd.graph import sole_holder, user_stacklevel
+from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
                     check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
@@ -966,7 +965,6 @@ def _add_out(input, other, alpha, out):
     and ``out`` returned. TypeError when ``out`` is not a tensor; RuntimeError with grad mode on
     when an argument requires grad (nothing is recorded for an out= call), and when the sum's
     dtype cannot be cast to out's (a float sum into an integer tensor)."""
-    from .inplace import bump
     if not isinstance(out, Tensor):
         raise TypeError(f"add(): argument 'out' (position 3) must be Tensor, not "
                         f"{type(out).__name__}")
@@ -981,20 +979,7 @@ def _add_out(input, other, alpha, out):
     if rd._cat > _dtype.from_numpy_dtype(od)._cat:
         raise RuntimeError(f"result type {_dtype.SCALAR_NAMES[rd.name]} can't be cast to the "
                            f"desired output type {_dtype.SCALAR_NAMES[od.name]}")
-    if out._data.shape == r.shape:
-        np.copyto(out._data, r, casting="unsafe")
-    else:
-        if out._data.size:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(out._data.shape)}, which does not match the required output shape "
-                f"{list(r.shape)}. This behavior is deprecated, and in a future PyTorch release "
-                f"outputs will not be resized unless they have zero elements. You can explicitly "
-                f"reuse an out tensor t by resizing it, inplace, to zero elements with "
-                f"t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
-        out._data = r.astype(od)
-    bump(out)
-    return out
+    return _write_out(out, r, "add", warn_resize=True)
 
 
 @op("sub", aliases=("subtract",))
