@@ -982,3 +982,18 @@ def test_a_retained_gradient_has_torchs_history():
     grad, first, no_history, requires_grad = _retained_grad_history(tg)
     assert first == "CloneBackward0" and no_history and not requires_grad
     _runs_as_torch(_retained_grad_history)
+
+
+def test_a_read_only_grad_is_refused_by_name():
+    # (no torch counterpart: a NumPy array marked read-only, shared through from_numpy)
+    arr = np.zeros(2)
+    arr.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # from_numpy's warning about a read-only array
+        g = tg.from_numpy(arr)
+    x = tg.ones(2, dtype=tg.float64, requires_grad=True)
+    x.grad = g
+    with pytest.raises(RuntimeError, match="read-only"):
+        (x * 2).sum().backward()
+    assert x.grad is g
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
