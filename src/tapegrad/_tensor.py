@@ -480,9 +480,10 @@ class Tensor:
         returned tensor replaces the gradient. Returns a handle with ``remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .autograd.graph import RemovableHandle, _HookDict
+        from .autograd.graph import RemovableHandle, _HookDict, note_leaf_prehook
         if self.grad_fn is None:
             by_nr = self._extra_dict().setdefault("hooks", {})
+            note_leaf_prehook(self)
         else:
             node = self.grad_fn
             if node._tensor_prehooks is None:

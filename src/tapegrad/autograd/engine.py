@@ -1,15 +1,26 @@
 """The backward walk.
 
-1. Collect the nodes reachable from the roots (iteratively: no recursion limit) and count, for
-   each, how many edges lead into it. With ``inputs`` given, keep only nodes that lead to one.
-2. Run a ready queue ordered so the most recently created node runs first (as torch does);
-   gradients meeting at a node are summed in its input buffer before it runs (a gradient that
-   alone makes a node ready, as in a chain, is handed to it without one).
+1. Order: nodes run newest first (a node is numbered when it is recorded, after every node its
+   edges lead to), as torch's ready queue runs them. So when the newest node reached so far runs,
+   every node that sends it a gradient has run: a node is queued when the first gradient reaches
+   it, and needs no count of its inputs. Gradients meeting at a node are summed in its input
+   buffer before it runs (a gradient that first reaches a node that runs next, as in a chain, is
+   handed to it without one).
+2. Leaves: torch runs a leaf's AccumulateGrad as soon as its last gradient came, before any other
+   node. Unless something can see when that is, the leaves are settled after the walk, in that
+   order (worked out from the node whose edge last reached each). While a leaf has a hook that
+   runs inside the walk (a tensor hook, an AccumulateGrad prehook), and for ``inputs=`` (only the
+   nodes leading to them run), the nodes reachable from the roots are collected first and each
+   one's inputs counted, and leaves run as soon as they are ready.
 3. For each node: tensor hooks, retain_grad captures, prehooks, the node's backward, hooks, then
    each gradient is checked against the input it belongs to (a broadcast input gets its gradient
    summed back to its shape here, in one place; a dtype mismatch is cast) and passed along.
 4. Leaf gradients are *staged* and committed only when the whole walk succeeded, and saved tensors
    are released only then: a backward that raises changes no ``.grad`` and frees nothing.
+
+Leaves that one node makes ready together run in the order of its inputs. (torch's order there
+comes from its heap's layout: the same for two such leaves, a weight and a bias, and for more
+only sometimes.)
 """
 from __future__ import annotations
 
@@ -22,8 +33,8 @@ from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
 from .grad_mode import state as _state
-from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, sole_holder, user_frame,
-                    version_counter)
+from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, leaf_prehooked, sole_holder,
+                    user_frame, version_counter)
 
 __all__ = ["run_backward", "call_node"]
 
@@ -226,14 +237,44 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             node = t.grad_fn if t.grad_fn is not None else t._accumulator()
             targets.add(node)
             captures.setdefault(node, []).append((t._output_nr, k, t))
-    deps, needed = _collect(root_nodes, targets)
-
-    heap = [(-n._seq, n) for n in root_nodes if n not in deps]
-    heapq.heapify(heap)
     staged = []       # (tensor, grad): committed into .grad only after the walk succeeded
     captured = [None] * (len(inputs) if inputs is not None else 0)
     ran = []
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
+
+    def run_leaf(node):
+        """What a leaf's AccumulateGrad does with the gradient it got: its hooks, then the
+        gradient staged for .grad."""
+        grads = buffers.pop(node)
+        if node._tensor_prehooks is not None:
+            _run_tensor_prehooks(node, grads)
+        if captures is not None and node in captures:
+            _capture(node, grads, captures[node], captured, None)
+        if node._prehooks is not None:
+            grads = _run_prehooks(node, grads)
+        ex = node.variable._extra
+        if accumulate and grads[0] is not None and (targets is None or node in targets) and \
+                (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
+            staged.append((node.variable, grads[0]))
+            if node._hooks is not None:
+                acc_hooks.append((node, grads[0]))
+
+    if targets is None and not leaf_prehooked:
+        # nothing needs counts: the order alone tells when a node is ready (module docstring)
+        deps = needed = leaves_ready = None
+        # each leaf reached -> its place among the leaves, settled after the walk: the number of
+        # the node whose edge last reached it (newest first), then that edge's position; a root,
+        # before all, in the order of the roots
+        leaves_reached = {n: (_ROOT, i) for i, n in enumerate(root_nodes)
+                          if type(n) is AccumulateGrad}
+        heap = [(-n._seq, n) for n in root_nodes if type(n) is not AccumulateGrad]
+    else:
+        deps, needed = _collect(root_nodes, targets)
+        leaves_reached = None
+        leaves_ready = []   # the leaves the current node made ready: they run right after it
+        heap = [(-n._seq, n) for n in root_nodes
+                if n not in deps and type(n) is not AccumulateGrad]
+    heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
     # (NumPy's inf/nan warnings stay quiet, as torch is, even where a program turns warnings into
     # errors: the package's own warning filter loses to one the program adds later.) Grad mode is
@@ -245,6 +286,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         set_state(mode, _state.inference)
     quiet = _quiet()
     try:
+        if deps is not None:
+            for node in root_nodes:
+                if type(node) is AccumulateGrad and node not in deps:
+                    run_leaf(node)
         ready = None    # a node the previous one made ready
         # its gradients when that node got them from one edge alone: they skip the buffers dict
         # (a chain's every node), else None and they are in buffers
@@ -265,10 +310,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 node = pop(heap)[1]
                 grads = buffers.pop(node)
             ready = ready_grads = None
+            edges = node._edges
             if node._rare:
-                # a leaf (AccumulateGrad is always rare), a node with hooks, retained gradients
-                # or more than one output
-                cls = type(node)
+                # a node with hooks, retained gradients or more than one output
                 if node._tensor_prehooks is not None:
                     _run_tensor_prehooks(node, grads)
                 if node._retain is not None:
@@ -276,23 +320,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         t = ref()
                         if t is not None and grads[nr] is not None:
                             staged.append((t, grads[nr]))
-                if captures is not None and node in captures:
-                    _capture(node, grads, captures[node], captured,
-                             staged if accumulate and cls is not AccumulateGrad else None)
-                if cls is AccumulateGrad:
-                    if node._prehooks is not None:
-                        grads = _run_prehooks(node, grads)
-                    ex = node.variable._extra
-                    if accumulate and grads[0] is not None and (targets is None or node in targets) \
-                            and (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
-                        staged.append((node.variable, grads[0]))
-                        if node._hooks is not None:
-                            acc_hooks.append((node, grads[0]))
-                    continue
-                edges = node._edges
-                if needed is not None and not (accumulate and node in targets) and \
-                        not _leads_to(edges, needed):
-                    continue
+                if captures is not None:
+                    if node in captures:
+                        _capture(node, grads, captures[node], captured,
+                                 staged if accumulate else None)
+                    # (in a backward, a node that made an input runs too, as in torch: its
+                    # hooks fire and its saved tensors are freed, its gradients go nowhere;
+                    # autograd.grad does not run it)
+                    if needed is not None and not (accumulate and node in targets) and \
+                            not _leads_to(edges, needed):
+                        continue
                 res = None
                 for g in grads:
                     if g is not None:
@@ -303,17 +340,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     res = (None,) * (len(edges) >> 2)
             else:
                 # the common case, inlined: one output, no hooks; gradients checked below
-                if captures is not None:    # (inputs given: also when needed is not None)
+                if captures is not None:    # (as above)
                     if node in captures:
                         _capture(node, grads, captures[node], captured,
                                  staged if accumulate else None)
-                    # (in a backward, a node that made an input runs too, as in torch: its
-                    # hooks fire and its saved tensors are freed, its gradients go nowhere;
-                    # autograd.grad does not run it)
                     if needed is not None and not (accumulate and node in targets) and \
-                            not _leads_to(node._edges, needed):
+                            not _leads_to(edges, needed):
                         continue
-                edges = node._edges
                 if grads[0] is not None:
                     ran.append(node)
                     res = type(node)._forward_cls.backward(node, grads[0])
@@ -331,25 +364,46 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 nxt = edges[k]
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
-                d = deps[nxt] - 1
-                deps[nxt] = d
                 if g is not None:
                     # (a dtype is compared by identity first: NumPy's are singletons)
                     if type(g) is not Tensor or g._data.shape != edges[k + 2] or \
                             g._data.dtype is not edges[k + 3]:
                         g = _fix_grad(node, k >> 2, g, edges[k + 2], edges[k + 3])
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        if d == 0 and ready is None:
-                            # its one and only gradient: handed on without a buffer
-                            ready = nxt
-                            if nxt._n_out == 1:
-                                ready_grads = [g]
-                            else:
-                                ready_grads = [None] * nxt._n_out
-                                ready_grads[edges[k + 1]] = g
-                            continue
+                if nxt is ready:
+                    buf = ready_grads
+                elif (buf := buffers.get(nxt)) is None and ready is None and \
+                        type(nxt) is not AccumulateGrad and (deps is None or deps[nxt] == 1):
+                    # its first gradient, and it may run next: handed on without a buffer (with
+                    # counts, only when it is its only one; a chain's every node)
+                    ready = nxt
+                    if nxt._n_out == 1:
+                        ready_grads = [g]
+                    else:
+                        ready_grads = [None] * nxt._n_out
+                        ready_grads[edges[k + 1]] = g
+                    continue
+                elif deps is None:
+                    if type(nxt) is AccumulateGrad:
+                        leaves_reached[nxt] = (-node._seq, k)
+                        if buf is None:
+                            buf = buffers[nxt] = [None]
+                    elif buf is None:
+                        # first reached: queued, to run once nothing newer is left
                         buf = buffers[nxt] = [None] * nxt._n_out
+                        push(heap, (-nxt._seq, nxt))
+                else:
+                    d = deps[nxt] - 1
+                    deps[nxt] = d
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt._n_out
+                    if d == 0:
+                        if type(nxt) is AccumulateGrad:
+                            leaves_ready.append(nxt)
+                        elif ready is None:
+                            ready = nxt
+                        else:
+                            push(heap, (-nxt._seq, nxt))
+                if g is not None:
                     nr = edges[k + 1]
                     old = buf[nr]
                     if old is None:
@@ -371,17 +425,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                             buf[nr] = g
                         else:
                             buf[nr] = old + g
-                if d == 0:
-                    if nxt not in buffers:
-                        buffers[nxt] = [None] * nxt._n_out
-                    if ready is None:
-                        ready = nxt
-                    else:
-                        push(heap, (-nxt._seq, nxt))
             # drop the references to the gradients passed on (the loop's last one, and this
             # node's results): the next backward may reuse a gradient's buffer only when the
             # engine alone holds it (a reference count)
             g = res = None
+            if leaves_ready:
+                # as torch's leaves, which run before any other node once ready (in the order
+                # they became so)
+                for leaf in leaves_ready:
+                    run_leaf(leaf)
+                leaves_ready.clear()
+        if leaves_reached:
+            for leaf in sorted(leaves_reached, key=leaves_reached.__getitem__):
+                run_leaf(leaf)
     finally:
         _unquiet(quiet)
         # (also when a hook switched grad mode itself: torch puts the caller's back)
@@ -398,6 +454,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if node._saved is not None:
                 node._saved = FREED
     return captured
+
+
+_ROOT = float("-inf")    # a root leaf's place among the leaves reached: first
 
 
 def _run_tensor_prehooks(node, grads):

@@ -149,9 +149,12 @@ class Function:
                 if isinstance(a, Tensor) and a._requires_grad:
                     with_grad = True
                     break
+        # (edges first: making them may re-derive a stale view's node, and a node must be numbered
+        # after every node its edges lead to)
+        edges = make_edges(args) if with_grad else ()
         ctx = new_node(cls._backward_cls if with_grad else BackwardNode)
         if with_grad:
-            ctx._edges = make_edges(args)   # needs_input_grad is readable inside forward
+            ctx._edges = edges   # needs_input_grad is readable inside forward
             # saved nothing yet: still freed by a backward, as torch (then saved_tensors raises)
             ctx._saved = ()
         with no_grad():

@@ -16,9 +16,9 @@ import weakref
 
 from .grad_mode import state as _grad_state
 
+# nodes are numbered in creation order, so a node's number is higher than that of every node its
+# edges lead to: the engine's order relies on it
 _seq = itertools.count()
-_ACC_SEQ_BASE = 1 << 62  # AccumulateGrad runs as soon as it is ready, as in torch
-_acc_seq = itertools.count(_ACC_SEQ_BASE)
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -236,7 +236,24 @@ class _HookDict(dict):
     __slots__ = ("__weakref__",)
 
 
+# The leaves (tensors, or their AccumulateGrad nodes) that have hooks running inside a backward's
+# walk, by id, while they live. Only while one does must a backward count every node's inputs
+# first, so that each leaf's node runs as soon as its last gradient came, as torch's does (those
+# hooks would see the order); otherwise the leaves are settled after the walk (engine).
+leaf_prehooked: dict = {}
+
+
+def note_leaf_prehook(owner):
+    """Record that ``owner`` (a leaf tensor or an AccumulateGrad) got a hook that runs before its
+    gradient is accumulated."""
+    key = id(owner)
+    if key not in leaf_prehooked:
+        leaf_prehooked[key] = weakref.ref(owner, lambda _, key=key: leaf_prehooked.pop(key, None))
+
+
 def add_hook(owner, attr: str, fn) -> RemovableHandle:
+    if attr == "_prehooks" and type(owner) is AccumulateGrad:
+        note_leaf_prehook(owner)
     hooks = getattr(owner, attr)
     if hooks is None:
         hooks = _HookDict()
@@ -342,8 +359,6 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
-    _rare = True    # (the engine's fast path is for the nodes of ops)
-
     # a leaf's hooks live on the tensor (torch does the same): the tensor holds this node only
     # weakly, so hooks stored here would vanish with it
     @property
@@ -353,7 +368,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self._edges = ()
-        self._seq = next(_acc_seq)
+        self._seq = next(_seq)
         self._saved = None
         self.variable = variable
 
