@@ -364,11 +364,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 nxt = edges[k]
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
-                if g is not None:
-                    # (a dtype is compared by identity first: NumPy's are singletons)
-                    if type(g) is not Tensor or g._data.shape != edges[k + 2] or \
-                            g._data.dtype is not edges[k + 3]:
-                        g = _fix_grad(node, k >> 2, g, edges[k + 2], edges[k + 3])
+                # (a dtype is compared by identity first: NumPy's are singletons)
+                if g is not None and (type(g) is not Tensor or g._data.shape != edges[k + 2] or
+                                      g._data.dtype is not edges[k + 3]):
+                    g = _fix_grad(node, k >> 2, g, edges[k + 2], edges[k + 3])
                 if nxt is ready:
                     buf = ready_grads
                 elif (buf := buffers.get(nxt)) is None and ready is None and \
