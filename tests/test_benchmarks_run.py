@@ -38,3 +38,27 @@ def test_w3_dt_runs_with_each_librarys_default_threads(monkeypatch):
     cmd, env = _launched(monkeypatch, "W3-dt", 1)
     assert "--threads" not in cmd and cmd[2] == "W3"
     assert not any(k in env for k in run.THREAD_VARS)    # (also one the caller had set)
+
+
+def test_instruction_counts_read_callgrinds_total_at_one_thread(monkeypatch):
+    instructions = pytest.importorskip("benchmarks.instructions")
+    seen = {}
+
+    def fake(cmd, **kw):
+        seen["cmd"], seen["env"] = cmd, kw["env"]
+        return types.SimpleNamespace(returncode=0, stderr="==1== Collected : 1234567\n")
+
+    monkeypatch.setattr(subprocess, "run", fake)
+    assert instructions.count("tapegrad", "W1", "f", 2) == 1234567
+    assert "--tool=callgrind" in seen["cmd"]
+    assert seen["env"]["OPENBLAS_NUM_THREADS"] == "1" and seen["env"]["PYTHONHASHSEED"] == "0"
+
+
+def test_the_instruction_counts_child_runs():
+    instructions = pytest.importorskip("benchmarks.instructions")
+    code = instructions._CHILD.format(
+        here=os.path.dirname(instructions.__file__),
+        src=os.path.join(os.path.dirname(os.path.dirname(instructions.__file__)), "src"),
+        fw="tapegrad", name="W2", phase="fb", runs=1)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
