@@ -60,5 +60,5 @@ def test_the_instruction_counts_child_runs():
         here=os.path.dirname(instructions.__file__),
         src=os.path.join(os.path.dirname(os.path.dirname(instructions.__file__)), "src"),
         fw="tapegrad", name="W2", phase="fb", runs=1)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
