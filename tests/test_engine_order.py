@@ -13,7 +13,7 @@ import pytest
 
 import tapegrad as tg
 from tapegrad.autograd import engine
-from tapegrad.autograd.graph import leaf_prehooked
+from tapegrad.autograd.graph import EXACT_REFCOUNTS, leaf_prehooked
 
 
 def _program(rng):
@@ -173,3 +173,100 @@ def test_a_function_given_a_stale_view_runs_the_view_node_once():
     theirs = []
     assert _stale_view_into_function(torch, theirs) == grad
     assert theirs == log
+
+
+def _hook_added_mid_walk_on_a_settled_leaf(lib):
+    x = lib.ones(2, requires_grad=True)
+    q = lib.ones(2, requires_grad=True)
+    a = q * 3
+    b = x * 2     # newer: x's AccumulateGrad runs right after b's node, before a's
+    log = []
+
+    def on_a(g):
+        log.append("a")
+        x.register_hook(lambda g: log.append("x") or g * 100)
+    a.register_hook(on_a)
+    (a.sum() + b.sum()).backward()
+    return log, x.grad.tolist()
+
+
+def _prehook_added_mid_walk_on_a_settled_leaf(lib):
+    x = lib.ones(2, requires_grad=True)
+    q = lib.ones(2, requires_grad=True)
+    a = q * 3
+    b = x * 2
+    acc = b.grad_fn.next_functions[0][0]
+    log = []
+
+    def on_a(g):
+        log.append("a")
+        acc.register_prehook(lambda go: (log.append("acc"), (go[0] * 100,))[1])
+    a.register_hook(on_a)
+    (a.sum() + b.sum()).backward()
+    return log, x.grad.tolist()
+
+
+def _hook_added_mid_walk_on_a_leaf_still_to_settle(lib):
+    x = lib.ones(2, requires_grad=True)
+    q = lib.ones(2, requires_grad=True)
+    a_old = q * 3
+    a_new = x * 2
+    log = []
+    a_old.register_hook(lambda g: log.append("a_old"))
+    loss = a_old.sum() + a_new.sum()
+
+    def on_loss(g):
+        log.append("loss")
+        x.register_hook(lambda g: log.append("x") or g * 10)
+    loss.register_hook(on_loss)
+    loss.backward()
+    return log, x.grad.tolist()
+
+
+@pytest.mark.parametrize("case, expected", [
+    (_hook_added_mid_walk_on_a_settled_leaf, (["a"], [2.0, 2.0])),
+    (_prehook_added_mid_walk_on_a_settled_leaf, (["a"], [2.0, 2.0])),
+    (_hook_added_mid_walk_on_a_leaf_still_to_settle, (["loss", "x", "a_old"], [20.0, 20.0])),
+])
+def test_a_leaf_hook_added_by_a_hook_runs_where_torch_runs_it(case, expected):
+    # (torch had settled the leaf already in the first two: the new hook is not called)
+    gc.collect()
+    assert not leaf_prehooked     # (the walk starts without counts)
+    assert case(tg) == expected
+    torch = pytest.importorskip("torch")
+    assert case(torch) == expected
+
+
+def _shared_gradient_versions(lib):
+    a = lib.ones(3, requires_grad=True)
+    b = lib.ones(3, requires_grad=True)
+    ((a + b) * 2).sum().backward()
+    return a.grad._version, b.grad._version
+
+
+@pytest.mark.skipif(not EXACT_REFCOUNTS, reason="gradients are always copied on this Python")
+def test_two_leaves_given_one_gradient_the_last_takes_it():
+    # torch: the first copies it (a write: version 1), the last takes the buffer as it is
+    assert _shared_gradient_versions(tg) == (1, 0)
+    torch = pytest.importorskip("torch")
+    assert _shared_gradient_versions(torch) == (1, 0)
+
+
+def _leaf_twice_among_roots(lib, tensor_hooks):
+    x = lib.ones(2, requires_grad=True)
+    w = lib.ones(2, requires_grad=True)
+    log = []
+    for name, t in (("x", x), ("w", w)):
+        if tensor_hooks:
+            t.register_hook(lambda g, name=name: log.append(name))
+        else:
+            t.register_post_accumulate_grad_hook(lambda t, name=name: log.append(name))
+    lib.autograd.backward([x, w, x], [lib.ones(2)] * 3)
+    return log, x.grad.tolist()
+
+
+@pytest.mark.parametrize("tensor_hooks", [False, True])
+def test_a_leaf_twice_among_the_roots_is_settled_at_its_last_place(tensor_hooks):
+    assert _leaf_twice_among_roots(tg, tensor_hooks) == (["w", "x"], [2.0, 2.0])
+    torch = pytest.importorskip("torch")
+    assert _leaf_twice_among_roots(torch, tensor_hooks) == (["w", "x"], [2.0, 2.0])

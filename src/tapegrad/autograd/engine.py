@@ -220,12 +220,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     """
     root_nodes = []
     buffers = {}
-    for t, g in zip(roots, root_grads):
+    root_leaves = {}    # a leaf among the roots -> its last position there
+    for i, (t, g) in enumerate(zip(roots, root_grads)):
         node = t.grad_fn if t.grad_fn is not None else t._accumulator()
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
             root_nodes.append(node)
+        if type(node) is AccumulateGrad:
+            root_leaves[node] = i
         nr = t._output_nr
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
@@ -242,15 +245,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ran = []
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
 
-    def run_leaf(node):
-        """What a leaf's AccumulateGrad does with the gradient it got: its hooks, then the
-        gradient staged for .grad."""
+    def run_leaf(node, hooks=True):
+        """What a leaf's AccumulateGrad does with the gradient it got: its hooks (unless it is
+        settled late, as of before they came), then the gradient staged for .grad."""
         grads = buffers.pop(node)
-        if node._tensor_prehooks is not None:
+        if hooks and node._tensor_prehooks is not None:
             _run_tensor_prehooks(node, grads)
         if captures is not None and node in captures:
             _capture(node, grads, captures[node], captured, None)
-        if node._prehooks is not None:
+        if hooks and node._prehooks is not None:
             grads = _run_prehooks(node, grads)
         ex = node.variable._extra
         if accumulate and grads[0] is not None and (targets is None or node in targets) and \
@@ -264,9 +267,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         deps = needed = leaves_ready = None
         # each leaf reached -> its place among the leaves, settled after the walk: the number of
         # the node whose edge last reached it (newest first), then that edge's position; a root,
-        # before all, in the order of the roots
-        leaves_reached = {n: (_ROOT, i) for i, n in enumerate(root_nodes)
-                          if type(n) is AccumulateGrad}
+        # before all, by its last position among the roots
+        leaves_reached = {n: (_ROOT, i) for n, i in root_leaves.items()}
         heap = [(-n._seq, n) for n in root_nodes if type(n) is not AccumulateGrad]
     else:
         deps, needed = _collect(root_nodes, targets)
@@ -287,14 +289,28 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     quiet = _quiet()
     try:
         if deps is not None:
-            for node in root_nodes:
-                if type(node) is AccumulateGrad and node not in deps:
+            for node in sorted(root_leaves, key=root_leaves.__getitem__):
+                if node not in deps:
                     run_leaf(node)
-        ready = None    # a node the previous one made ready
+        ready = node = None     # a node the previous one made ready; the node that ran last
         # its gradients when that node got them from one edge alone: they skip the buffers dict
         # (a chain's every node), else None and they are in buffers
         ready_grads = None
         while True:
+            if leaf_prehooked and deps is None:
+                # a hook put a hook on a leaf (none had one when the walk began): from here, as
+                # if counted from the start
+                if ready is not None:
+                    buffers[ready] = ready_grads
+                    push(heap, (-ready._seq, ready))
+                    ready = ready_grads = None
+                deps, heap, done = _count_rest(heap, leaves_reached)
+                for leaf in done:
+                    # (torch settled a leaf that the last node completed after that node, so
+                    # with the new hook; one completed earlier, without)
+                    run_leaf(leaf, node is not None and leaves_reached[leaf][0] == -node._seq)
+                leaves_reached = None
+                leaves_ready = []
             # a node made ready runs next without a trip through the heap when nothing queued is
             # newer (a chain never touches the heap); the order is the heap's order
             if ready is not None and (not heap or heap[0][0] > -ready._seq):
@@ -458,6 +474,19 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
 _ROOT = float("-inf")    # a root leaf's place among the leaves reached: first
 
 
+def _count_rest(heap, leaves_reached):
+    """A walk that ran without counts, made to count from here (a leaf just got a hook the walk
+    must run in its place): the counts of each node's inputs among the nodes still to run (those
+    queued, and what they reach), the ready queue, and the leaves already complete, in the order
+    torch settled them."""
+    pending = [n for _, n in heap]
+    deps = _collect(pending, None)[0]
+    ready = [(-n._seq, n) for n in pending if n not in deps]
+    heapq.heapify(ready)
+    done = sorted((n for n in leaves_reached if n not in deps), key=leaves_reached.__getitem__)
+    return deps, ready, done
+
+
 def _run_tensor_prehooks(node, grads):
     for nr, hooks in node._tensor_prehooks.items():
         if nr >= len(grads) or grads[nr] is None:
@@ -569,7 +598,11 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
         if t._grad is not None and not create_graph and t.grad_fn is None:
             _check_accumulable(t._grad)
     where = None    # the user's line (the backward call), found once for the writes below
+    # the staged entries still to come for each gradient: as in torch, only the last of several
+    # tensors given one gradient may take it (the earlier ones see it still held, and copy)
+    left = dict(entries)
     for t, g in staged:
+        left[id(g)] -= 1
         if t._grad is None:
             if create_graph:
                 # torch: a copy (CopyBackwards when g is part of a graph), never g itself, which
@@ -578,7 +611,7 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             else:
                 # ask before taking a local reference to the array: _owned counts references
                 # (to g: the staged entries, this loop's variable, the parameter, getrefcount's)
-                if _owned(g, seen, entries[id(g)] + 3):
+                if not left[id(g)] and _owned(g, seen, entries[id(g)] + 3):
                     arr = g._data   # taken as is, with the writes it has seen (its version)
                     t._grad = _make(arr, g._vc)
                 else:
