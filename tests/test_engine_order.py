@@ -5,6 +5,7 @@ the leaves after the walk; with them it counts dependencies so a leaf's node run
 last gradient came. Both must give torch's order wherever a program can see it: hook calls,
 which leaf is accumulated first (post-accumulate hooks, AccumulateGrad hooks), the gradients.
 """
+import functools
 import gc
 import random
 
@@ -175,32 +176,22 @@ def test_a_function_given_a_stale_view_runs_the_view_node_once():
     assert theirs == log
 
 
-def _hook_added_mid_walk_on_a_settled_leaf(lib):
+def _added_mid_walk_on_a_settled_leaf(lib, on_node):
+    """A hook on leaf x (a tensor hook, or a prehook on its AccumulateGrad: ``on_node``) that
+    another hook adds after torch settled x."""
     x = lib.ones(2, requires_grad=True)
     q = lib.ones(2, requires_grad=True)
     a = q * 3
     b = x * 2     # newer: x's AccumulateGrad runs right after b's node, before a's
-    log = []
-
-    def on_a(g):
-        log.append("a")
-        x.register_hook(lambda g: log.append("x") or g * 100)
-    a.register_hook(on_a)
-    (a.sum() + b.sum()).backward()
-    return log, x.grad.tolist()
-
-
-def _prehook_added_mid_walk_on_a_settled_leaf(lib):
-    x = lib.ones(2, requires_grad=True)
-    q = lib.ones(2, requires_grad=True)
-    a = q * 3
-    b = x * 2
     acc = b.grad_fn.next_functions[0][0]
     log = []
 
     def on_a(g):
         log.append("a")
-        acc.register_prehook(lambda go: (log.append("acc"), (go[0] * 100,))[1])
+        if on_node:
+            acc.register_prehook(lambda go: (log.append("x"), (go[0] * 100,))[1])
+        else:
+            x.register_hook(lambda g: log.append("x") or g * 100)
     a.register_hook(on_a)
     (a.sum() + b.sum()).backward()
     return log, x.grad.tolist()
@@ -224,8 +215,8 @@ def _hook_added_mid_walk_on_a_leaf_still_to_settle(lib):
 
 
 @pytest.mark.parametrize("case, expected", [
-    (_hook_added_mid_walk_on_a_settled_leaf, (["a"], [2.0, 2.0])),
-    (_prehook_added_mid_walk_on_a_settled_leaf, (["a"], [2.0, 2.0])),
+    (functools.partial(_added_mid_walk_on_a_settled_leaf, on_node=False), (["a"], [2.0, 2.0])),
+    (functools.partial(_added_mid_walk_on_a_settled_leaf, on_node=True), (["a"], [2.0, 2.0])),
     (_hook_added_mid_walk_on_a_leaf_still_to_settle, (["loss", "x", "a_old"], [20.0, 20.0])),
 ])
 def test_a_leaf_hook_added_by_a_hook_runs_where_torch_runs_it(case, expected):

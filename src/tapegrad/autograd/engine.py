@@ -263,6 +263,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 acc_hooks.append((node, grads[0]))
 
     if targets is None and not leaf_prehooked:
+        capture_state = None
         # nothing needs counts: the order alone tells when a node is ready (module docstring)
         deps = needed = leaves_ready = None
         # each leaf reached -> its place among the leaves, settled after the walk: the number of
@@ -272,6 +273,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         heap = [(-n._seq, n) for n in root_nodes if type(n) is not AccumulateGrad]
     else:
         deps, needed = _collect(root_nodes, targets)
+        capture_state = (captures, captured, staged if accumulate else None, needed,
+                         targets if accumulate else None)
         leaves_reached = None
         leaves_ready = []   # the leaves the current node made ready: they run right after it
         heap = [(-n._seq, n) for n in root_nodes
@@ -327,6 +330,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 grads = buffers.pop(node)
             ready = ready_grads = None
             edges = node._edges
+            # (a node's _rare, a class default for most, is read once: CPython 3.11 does not
+            # specialise that read)
             if node._rare:
                 # a node with hooks, retained gradients or more than one output
                 if node._tensor_prehooks is not None:
@@ -336,16 +341,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         t = ref()
                         if t is not None and grads[nr] is not None:
                             staged.append((t, grads[nr]))
-                if captures is not None:
-                    if node in captures:
-                        _capture(node, grads, captures[node], captured,
-                                 staged if accumulate else None)
-                    # (in a backward, a node that made an input runs too, as in torch: its
-                    # hooks fire and its saved tensors are freed, its gradients go nowhere;
-                    # autograd.grad does not run it)
-                    if needed is not None and not (accumulate and node in targets) and \
-                            not _leads_to(edges, needed):
-                        continue
+                if captures is not None and _skipped(node, grads, capture_state):
+                    continue
                 res = None
                 for g in grads:
                     if g is not None:
@@ -356,13 +353,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     res = (None,) * (len(edges) >> 2)
             else:
                 # the common case, inlined: one output, no hooks; gradients checked below
-                if captures is not None:    # (as above)
-                    if node in captures:
-                        _capture(node, grads, captures[node], captured,
-                                 staged if accumulate else None)
-                    if needed is not None and not (accumulate and node in targets) and \
-                            not _leads_to(edges, needed):
-                        continue
+                if captures is not None and _skipped(node, grads, capture_state):
+                    continue
                 if grads[0] is not None:
                     ran.append(node)
                     res = type(node)._forward_cls.backward(node, grads[0])
@@ -495,6 +487,18 @@ def _run_tensor_prehooks(node, grads):
             r = hook(grads[nr])
             if r is not None:
                 grads[nr] = r
+
+
+def _skipped(node, grads, state):
+    """With ``inputs`` given: keep the gradients ``node`` got for the inputs it made, and say
+    whether it need not run, leading to none of them. (In a backward, a node that made an input
+    runs too, as in torch: its hooks fire and its saved tensors are freed, its gradients go
+    nowhere; autograd.grad does not run it: ``run_anyway`` is None there.)"""
+    captures, captured, staged, needed, run_anyway = state
+    if node in captures:
+        _capture(node, grads, captures[node], captured, staged)
+    return needed is not None and not (run_anyway is not None and node in run_anyway) and \
+        not _leads_to(node._edges, needed)
 
 
 def _capture(node, grads, entries, captured, staged):
