@@ -261,3 +261,40 @@ def test_a_leaf_twice_among_the_roots_is_settled_at_its_last_place(tensor_hooks)
     assert _leaf_twice_among_roots(tg, tensor_hooks) == (["w", "x"], [2.0, 2.0])
     torch = pytest.importorskip("torch")
     assert _leaf_twice_among_roots(torch, tensor_hooks) == (["w", "x"], [2.0, 2.0])
+
+
+def _retained_and_leaf_share_a_gradient(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x.clone()       # CloneBackward0 hands x the gradient y got
+    y.retain_grad()
+    (y * 2).sum().backward()
+    return x.grad._version, y.grad._version
+
+
+def _leaf_settled_before_a_retained_holder(lib):
+    a = lib.ones(2, requires_grad=True)
+    b = lib.ones(2, requires_grad=True)
+    m = b * 1
+    m.retain_grad()
+
+    class Both(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, u, v):
+            return u + v
+
+        @staticmethod
+        def backward(ctx, g):
+            h = g * 2
+            return h, h     # (a settles while m's node still holds h: a copies it)
+    Both.apply(a, m).sum().backward()
+    return a.grad._version, b.grad._version, m.grad._version
+
+
+@pytest.mark.skipif(not EXACT_REFCOUNTS, reason="gradients are always copied on this Python")
+@pytest.mark.parametrize("case, expected", [(_retained_and_leaf_share_a_gradient, (0, 0)),
+                                            (_leaf_settled_before_a_retained_holder, (1, 0, 0))])
+def test_a_retained_gradient_is_a_clone_and_the_last_holder_takes_the_buffer(case, expected):
+    # (versions: a copy made by a write is at 1, a clone and a buffer taken as is at 0)
+    assert case(tg) == expected
+    torch = pytest.importorskip("torch")
+    assert case(torch) == expected

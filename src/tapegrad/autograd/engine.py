@@ -245,9 +245,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
     ran = []
     acc_hooks = []    # (AccumulateGrad, grad): its node hooks run once .grad is written
 
-    def run_leaf(node, hooks=True):
+    def run_leaf(node, hooks=True, key=None):
         """What a leaf's AccumulateGrad does with the gradient it got: its hooks (unless it is
-        settled late, as of before they came), then the gradient staged for .grad."""
+        settled late, as of before they came), then the gradient staged for .grad (with its
+        place in torch's order, ``key``, when settled late)."""
         grads = buffers.pop(node)
         if hooks and node._tensor_prehooks is not None:
             _run_tensor_prehooks(node, grads)
@@ -259,6 +260,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         if accumulate and grads[0] is not None and (targets is None or node in targets) and \
                 (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
             staged.append((node.variable, grads[0]))
+            if staged_keys is not None:
+                staged_keys.append(key)
             if node._hooks is not None:
                 acc_hooks.append((node, grads[0]))
 
@@ -270,12 +273,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         # the node whose edge last reached it (newest first), then that edge's position; a root,
         # before all, by its last position among the roots
         leaves_reached = {n: (_ROOT, i) for n, i in root_leaves.items()}
+        # each staged entry's place in torch's order, as leaves_reached gives it (a retained
+        # gradient: at its node, before the leaves that node completes); see _in_order
+        staged_keys = []
         heap = [(-n._seq, n) for n in root_nodes if type(n) is not AccumulateGrad]
     else:
         deps, needed = _collect(root_nodes, targets)
         capture_state = (captures, captured, staged if accumulate else None, needed,
                          targets if accumulate else None)
-        leaves_reached = None
+        leaves_reached = staged_keys = None
         leaves_ready = []   # the leaves the current node made ready: they run right after it
         heap = [(-n._seq, n) for n in root_nodes
                 if n not in deps and type(n) is not AccumulateGrad]
@@ -311,8 +317,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 for leaf in done:
                     # (torch settled a leaf that the last node completed after that node, so
                     # with the new hook; one completed earlier, without)
-                    run_leaf(leaf, node is not None and leaves_reached[leaf][0] == -node._seq)
-                leaves_reached = None
+                    run_leaf(leaf, node is not None and leaves_reached[leaf][0] == -node._seq,
+                             leaves_reached[leaf])
+                _in_order(staged, staged_keys)
+                leaves_reached = staged_keys = None
                 leaves_ready = []
             # a node made ready runs next without a trip through the heap when nothing queued is
             # newer (a chain never touches the heap); the order is the heap's order
@@ -341,6 +349,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         t = ref()
                         if t is not None and grads[nr] is not None:
                             staged.append((t, grads[nr]))
+                            if staged_keys is not None:
+                                staged_keys.append((-node._seq, -1))
                 if captures is not None and _skipped(node, grads, capture_state):
                     continue
                 res = None
@@ -444,7 +454,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                 leaves_ready.clear()
         if leaves_reached:
             for leaf in sorted(leaves_reached, key=leaves_reached.__getitem__):
-                run_leaf(leaf)
+                run_leaf(leaf, key=leaves_reached[leaf])
+            _in_order(staged, staged_keys)
     finally:
         _unquiet(quiet)
         # (also when a hook switched grad mode itself: torch puts the caller's back)
@@ -464,6 +475,14 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
 
 
 _ROOT = float("-inf")    # a root leaf's place among the leaves reached: first
+
+
+def _in_order(staged, keys):
+    """Put the staged entries of a walk that settled its leaves late in torch's order (keys: each
+    one's place), where retained gradients and leaves interleave: which one may keep a gradient
+    they share depends on it (_commit)."""
+    if len(keys) > 1:
+        staged[:] = [e for _, e in sorted(zip(keys, staged), key=lambda ke: ke[0])]
 
 
 def _count_rest(heap, leaves_reached):
@@ -612,6 +631,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 # torch: a copy (CopyBackwards when g is part of a graph), never g itself, which
                 # another input's .grad or the user's gradient may be
                 t._grad = _graph_copy(g, clone=t.grad_fn is not None)
+            elif t.grad_fn is not None:
+                # a retained gradient: torch keeps a clone (version 0), never the buffer
+                t._grad = _make(g._data.copy())
             else:
                 # ask before taking a local reference to the array: _owned counts references
                 # (to g: the staged entries, this loop's variable, the parameter, getrefcount's)
