@@ -298,3 +298,18 @@ def test_a_retained_gradient_is_a_clone_and_the_last_holder_takes_the_buffer(cas
     assert case(tg) == expected
     torch = pytest.importorskip("torch")
     assert case(torch) == expected
+
+
+def _leaf_with_an_accumulate_grad_hook(lib):
+    x = lib.ones(2, requires_grad=True)
+    b = x * 2
+    b.grad_fn.next_functions[0][0].register_hook(lambda grad_inputs, grad_outputs: None)
+    b.sum().backward()
+    return x.grad._version
+
+
+@pytest.mark.skipif(not EXACT_REFCOUNTS, reason="gradients are always copied on this Python")
+def test_a_hook_on_accumulate_grad_does_not_make_the_gradient_a_copy():
+    assert _leaf_with_an_accumulate_grad_hook(tg) == 0
+    torch = pytest.importorskip("torch")
+    assert _leaf_with_an_accumulate_grad_hook(torch) == 0

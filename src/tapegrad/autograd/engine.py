@@ -614,6 +614,10 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
     entries = {}
     for _, g in staged:
         entries[id(g)] = entries.get(id(g), 0) + 1
+    # (and the references the AccumulateGrad hooks' list holds, for the count only)
+    holders = dict(entries)
+    for _, g in acc_hooks:
+        holders[id(g)] += 1
     # before any write: a refused one leaves every .grad as it was (the loop binds no gradient:
     # _owned below counts the references to each)
     for entry in staged:
@@ -636,8 +640,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 t._grad = _make(g._data.copy())
             else:
                 # ask before taking a local reference to the array: _owned counts references
-                # (to g: the staged entries, this loop's variable, the parameter, getrefcount's)
-                if not left[id(g)] and _owned(g, seen, entries[id(g)] + 3):
+                # (to g: the staged entries and hooks' list, this loop's variable, the parameter,
+                # getrefcount's)
+                if not left[id(g)] and _owned(g, seen, holders[id(g)] + 3):
                     arr = g._data   # taken as is, with the writes it has seen (its version)
                     t._grad = _make(arr, g._vc)
                 else:
