@@ -610,12 +610,13 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
     hooked = bool(post or acc_hooks)
     before = [(t, t._grad, None if t._grad is None else t._grad._data.copy())
               for t, _ in staged] if hooked else None
-    # how many staged entries hold each gradient: those references are ours
-    entries = {}
+    # the staged entries still to come for each gradient: as in torch, only the last of several
+    # tensors given one gradient may take it (the earlier ones see it still held, and copy)
+    left = {}
     for _, g in staged:
-        entries[id(g)] = entries.get(id(g), 0) + 1
-    # (and the references the AccumulateGrad hooks' list holds, for the count only)
-    holders = dict(entries)
+        left[id(g)] = left.get(id(g), 0) + 1
+    # the references to each that are ours: those entries and the AccumulateGrad hooks' list
+    holders = dict(left)
     for _, g in acc_hooks:
         holders[id(g)] += 1
     # before any write: a refused one leaves every .grad as it was (the loop binds no gradient:
@@ -625,9 +626,6 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
         if t._grad is not None and not create_graph and t.grad_fn is None:
             _check_accumulable(t._grad)
     where = None    # the user's line (the backward call), found once for the writes below
-    # the staged entries still to come for each gradient: as in torch, only the last of several
-    # tensors given one gradient may take it (the earlier ones see it still held, and copy)
-    left = dict(entries)
     for t, g in staged:
         left[id(g)] -= 1
         if t._grad is None:
