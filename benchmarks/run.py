@@ -38,6 +38,7 @@ JOBS = [
     ("W2", "W2", [], (10, 2), (3, 1)),
     ("W3", "W3", [], (12, 2), (4, 1)),
     ("W3-dt", "W3", [], (12, 2), (4, 1)),
+    ("W3-mm", "W3", ["--time-matmul"], (12, 2), (4, 1)),
     ("W4", "W4", [], (6, 1), (2, 1)),
     ("W5", "W5", [], (10, 2), (3, 1)),
     ("W6", "W6", [], (1, 0), (1, 0)),
@@ -52,6 +53,9 @@ DESCRIPTIONS = {
     "W3": "MLP step: 784-512-512-10 ReLU, batch 256, f32, cross-entropy, backward, SGD",
     "W3-dt": "W3 with each library's default threads (no thread env vars, torch's own count): "
              "what a user gets without setting any (no target)",
+    "W3-mm": "W3 with its matrix products timed (numpy.matmul, which tapegrad's products and "
+             "the hand-written step call): their time, and the rest of the step (no target; "
+             "torch's products do not go through NumPy)",
     "W4": "wide elementwise: two f32 tensors of 1e6, 20 mixed elementwise ops, sum, backward",
     "W5": "small CNN step: (64,1,28,28), conv3x3x16 relu pool2, conv3x3x32 relu pool2, linear 10, "
           "CE, backward, SGD",
@@ -65,6 +69,8 @@ DESCRIPTIONS = {
 # jobs run with each library's own thread defaults instead of --threads: a second BLAS thread
 # pool (SciPy's beside NumPy's) once made W3 three times slower there, unseen at one thread
 DEFAULT_THREAD_JOBS = {"W3-dt"}
+# jobs that measure only some frameworks
+JOB_FRAMEWORKS = {"W3-mm": ("tapegrad", "numpy")}
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -163,6 +169,8 @@ def build_rows(raw):
         timed(jid, "fwd", 1e3, "forward", "ms")
         timed(jid, "bwd", 1e3, "backward", "ms")
     timed("W3-dt", "total", 1e3, "step, default threads", "ms")
+    timed("W3-mm", "matmul", 1e3, "matrix products", "ms")
+    timed("W3-mm", "rest", 1e3, "rest of the step", "ms")
     timed("W8", "total", 1e6, "step", "µs")
     timed("W8", "fwd", 1e6, "forward", "µs")
     timed("W8", "bwd", 1e6, "backward", "µs")
@@ -444,6 +452,7 @@ def main(argv=None):
                 continue                                # --quick: the deep chains run once
             k = (rep + jobs.index(job)) % 3
             order = FRAMEWORKS[k:] + FRAMEWORKS[:k]     # frameworks take turns going first
+            order = [fw for fw in order if fw in JOB_FRAMEWORKS.get(jid, FRAMEWORKS)]
             line = []
             for fw in order:
                 chk = os.path.join(tmp, f"{jid}_{fw}.npz") if rep == 0 else None

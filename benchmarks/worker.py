@@ -96,8 +96,33 @@ def _median(xs):
 
 
 # ---- modes -------------------------------------------------------------------------------------
+def time_matmul():
+    """Route ``numpy.matmul`` through a timer (tapegrad's matrix products and the hand-written
+    MLP call it by that name at each call); returns a function that gives the seconds spent in
+    it since it was last called, and starts the count again. torch's products do not go through
+    NumPy, so they are not counted."""
+    inner = np.matmul
+    spent = [0.0]
+    perf = time.perf_counter
+
+    def matmul(*a, **k):
+        t = perf()
+        try:
+            return inner(*a, **k)
+        finally:
+            spent[0] += perf() - t
+
+    np.matmul = matmul
+
+    def take():
+        s, spent[0] = spent[0], 0.0
+        return s
+    return take
+
+
 def run_timed(args, result):
     bench = W.build(args.workload, args.framework, args.threads)
+    matmul_time = time_matmul() if args.time_matmul and args.framework != "torch" else None
     if args.check:
         np.savez(args.check, **bench.check())
     for _ in range(args.warmup):
@@ -113,9 +138,14 @@ def run_timed(args, result):
         gc.collect(0)
         if prof is not None:
             prof.enable()
+        if matmul_time is not None:
+            matmul_time()
         times = bench.step()
         if prof is not None:
             prof.disable()
+        if matmul_time is not None:
+            times["matmul"] = matmul_time()
+            times["rest"] = times["total"] - times["matmul"]
         for k, v in times.items():
             phases.setdefault(k, []).append(v)
     gc.enable()
@@ -212,6 +242,9 @@ def main(argv=None):
                                      "iterations to this file")
     p.add_argument("--profile-lines", type=int, default=25)
     p.add_argument("--no-gc", action="store_true", help="disable the cyclic GC while timing")
+    p.add_argument("--time-matmul", action="store_true",
+                   help="also time the step's numpy.matmul calls (phases 'matmul' and 'rest'; "
+                        "tapegrad and NumPy only)")
     args = p.parse_args(argv)
     result = {"workload": args.workload, "framework": args.framework}
     if args.framework == "torch" and args.threads:

@@ -62,3 +62,48 @@ def test_the_instruction_counts_child_runs():
         fw="tapegrad", name="W2", phase="fb", runs=1)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
+
+
+def _worker(*argv):
+    worker = os.path.join(os.path.dirname(run.__file__), "worker.py")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, worker, *argv], capture_output=True, text=True,
+                         check=False, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("fw", ["tapegrad", "numpy"])
+def test_time_matmul_splits_each_step_into_matrix_products_and_the_rest(fw):
+    res = _worker("W8", fw, "--iters", "3", "--warmup", "1", "--time-matmul")
+    ph = res["phases"]
+    assert len(ph["matmul"]) == 3
+    for total, mm, rest in zip(ph["total"], ph["matmul"], ph["rest"]):
+        # (8 products a step, each timed: more than nothing, less than the whole step)
+        assert 0 < mm < total and rest == pytest.approx(total - mm)
+
+
+def test_without_time_matmul_numpy_matmul_is_left_alone():
+    res = _worker("W8", "numpy", "--iters", "2", "--warmup", "0")
+    assert "matmul" not in res["phases"]
+
+
+def test_w3_mm_runs_tapegrad_and_numpy_only_and_reports_both_parts(monkeypatch, tmp_path):
+    launched = []
+
+    def fake(job, fw, args, check_path=None, profile_path=None):
+        launched.append((job[0], fw))
+        med = {"total": 0.010, "fwd": 0.004, "bwd": 0.005, "update": 0.001}
+        if "--time-matmul" in job[2]:
+            med.update(matmul=0.009 if fw == "tapegrad" else 0.0085,
+                       rest=0.001 if fw == "tapegrad" else 0.0005)
+        return {"median": med}, 0.0
+
+    monkeypatch.setattr(run, "run_worker", fake)
+    monkeypatch.setattr(run, "plot", lambda rows, path: False)
+    run.main(["--only", "W3", "--repeats", "1", "--out", str(tmp_path)])
+    assert sorted(fw for jid, fw in launched if jid == "W3-mm") == ["numpy", "tapegrad"]
+    assert sorted(fw for jid, fw in launched if jid == "W3") == ["numpy", "tapegrad", "torch"]
+    table = (tmp_path / "results.md").read_text()
+    assert "| W3-mm | matrix products | ms | 9.00 | — | 8.50 | — | 1.06x |" in table
+    assert "| W3-mm | rest of the step | ms | 1.00 | — | 0.500 | — | 2.00x |" in table
