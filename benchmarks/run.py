@@ -8,7 +8,8 @@ Each repetition of each workload runs once per framework, each in its own fresh 
 (``benchmarks/worker.py``), the frameworks taking turns in a rotating order so that drifting
 machine load hits all three alike. Thread settings are the same for all (OMP/OPENBLAS/MKL env
 vars and torch.set_num_threads) and recorded. A worker reports the median of its timed
-iterations; the tables report the median over repetitions. The first repetition also saves the
+iterations; the tables report the median over repetitions, and each ratio as the median over
+repetitions of that repetition's ratio (:func:`ratio`). The first repetition also saves the
 first iteration's loss and gradients of each framework, compared here (max abs difference).
 
 Writes ``results.json``, ``results.md`` and ``ratios.png`` to ``--out``. See benchmarks/README.md.
@@ -130,10 +131,12 @@ def med(xs):
 
 
 def collect(raw, jid, fw, key, phase=None):
-    """The per-repetition values of one quantity."""
+    """The per-repetition values of one quantity, None for a repetition that failed (so that the
+    k-th values of two frameworks come from the same repetition)."""
     vals = []
     for r in raw.get(jid, {}).get(fw, []):
         if "error" in r:
+            vals.append(None)
             continue
         v = r.get(key)
         if phase is not None:
@@ -142,17 +145,22 @@ def collect(raw, jid, fw, key, phase=None):
     return vals
 
 
+def _scaled(xs, scale):
+    return [None if x is None else x * scale for x in xs]
+
+
 def build_rows(raw):
-    """Table rows: (workload, metric, unit, {fw: value}, target) with target = (against, limit)
-    where against is 'torch', 'numpy' or 'value' (the tapegrad number itself), or None."""
+    """Table rows: (workload, metric, unit, {fw: value}, target, {fw: per-repetition values})
+    with target = (against, limit) where against is 'torch', 'numpy' or 'value' (the tapegrad
+    number itself), or None. A value is the median over repetitions; the ratios are taken per
+    repetition (:func:`ratio`)."""
     rows = []
 
     def timed(jid, phase, scale, metric, unit, target=None):
         if jid not in raw:
             return
-        vals = {fw: med(collect(raw, jid, fw, "median", phase)) for fw in FRAMEWORKS}
-        vals = {fw: (v * scale if v is not None else None) for fw, v in vals.items()}
-        rows.append((jid, metric, unit, vals, target))
+        reps = {fw: _scaled(collect(raw, jid, fw, "median", phase), scale) for fw in FRAMEWORKS}
+        rows.append((jid, metric, unit, {fw: med(v) for fw, v in reps.items()}, target, reps))
 
     us_op1 = 1e6 / 1000
     timed("W1", "fwd", us_op1, "forward", "µs/op", ("torch", 1.0))
@@ -175,13 +183,12 @@ def build_rows(raw):
     timed("W8", "fwd", 1e6, "forward", "µs")
     timed("W8", "bwd", 1e6, "backward", "µs")
     timed("W8", "update", 1e6, "SGD update", "µs")
-    if "W6" in raw:
-        rows.append(("W6", "peak RSS of one step", "MB",
-                     {fw: med(collect(raw, "W6", fw, "peak_mb")) for fw in FRAMEWORKS},
-                     ("numpy", 1.10)))
-        rows.append(("W6", "peak traced (tracemalloc)", "MB",
-                     {fw: med(collect(raw, "W6", fw, "traced_peak_mb")) for fw in FRAMEWORKS},
-                     None))
+    for key, metric, target in (("peak_mb", "peak RSS of one step", ("numpy", 1.10)),
+                                ("traced_peak_mb", "peak traced (tracemalloc)", None)):
+        if "W6" in raw:
+            reps = {fw: collect(raw, "W6", fw, key) for fw in FRAMEWORKS}
+            rows.append(("W6", metric, "MB", {fw: med(v) for fw, v in reps.items()}, target,
+                         reps))
     w7 = {}
     for jid, n in (("W7-100k", 100_000), ("W7-1M", 1_000_000)):
         if jid not in raw:
@@ -189,39 +196,45 @@ def build_rows(raw):
         for key, scale, metric, unit in (("fwd", 1, "forward", "s"), ("bwd", 1, "backward", "s"),
                                          ("graph_mb", 1e6 / n, "graph memory", "B/node"),
                                          ("peak_mb", 1, "peak RSS", "MB")):
-            vals = {fw: med(collect(raw, jid, fw, key)) for fw in FRAMEWORKS}
-            w7[(jid, key)] = vals
-            rows.append((jid, metric, unit,
-                         {fw: (v * scale if v is not None else None) for fw, v in vals.items()},
-                         None))
-    if ("W7-100k", "bwd") in w7 and ("W7-1M", "bwd") in w7:
-        ratio = {}
-        for fw in FRAMEWORKS:
-            a, b = w7[("W7-100k", "bwd")][fw], w7[("W7-1M", "bwd")][fw]
-            ratio[fw] = b / a if a and b else None
-        rows.append(("W7", "backward time 1M / 100k", "x", ratio, ("value", 11.0)))
-        ratio = {}
-        for fw in FRAMEWORKS:
-            a, b = w7[("W7-100k", "fwd")][fw], w7[("W7-1M", "fwd")][fw]
-            ratio[fw] = b / a if a and b else None
-        rows.append(("W7", "forward time 1M / 100k", "x", ratio, None))
+            reps = {fw: _scaled(collect(raw, jid, fw, key), scale) for fw in FRAMEWORKS}
+            w7[(jid, key)] = reps
+            rows.append((jid, metric, unit, {fw: med(v) for fw, v in reps.items()}, None, reps))
+    for key, metric, target in (("bwd", "backward time 1M / 100k", ("value", 11.0)),
+                                ("fwd", "forward time 1M / 100k", None)):
+        if ("W7-100k", key) in w7 and ("W7-1M", key) in w7:
+            # (each repetition's 1M over its own 100k, run just before it)
+            reps = {fw: [b / a if a and b else None
+                         for a, b in zip(w7[("W7-100k", key)][fw], w7[("W7-1M", key)][fw])]
+                    for fw in FRAMEWORKS}
+            rows.append(("W7", metric, "x", {fw: med(v) for fw, v in reps.items()}, target,
+                         reps))
     return rows
 
 
+def ratio(row, other):
+    """tapegrad / ``other`` for a row: the median over repetitions of each repetition's ratio.
+    The frameworks of a repetition run one right after the other, so a change in the machine's
+    load between repetitions (other jobs on a shared box) divides out, where the ratio of the
+    two medians mixes medians taken at different times. None where no repetition has both."""
+    reps = row[5]
+    pairs = [a / b for a, b in zip(reps["tapegrad"], reps[other])
+             if a is not None and b]
+    return statistics.median(pairs) if pairs else None
+
+
+def ratio_of_medians(row, other):
+    a, b = row[3].get("tapegrad"), row[3].get(other)
+    return a / b if a is not None and b else None
+
+
 def verdict(row):
-    _, _, _, vals, target = row
+    target = row[4]
     if target is None:
         return None, None
     against, limit = target
-    tg = vals.get("tapegrad")
-    if tg is None:
+    r = row[3].get("tapegrad") if against == "value" else ratio(row, against)
+    if r is None:
         return None, None
-    if against == "value":
-        return tg, tg <= limit
-    ref = vals.get(against)
-    if not ref:
-        return None, None
-    r = tg / ref
     return r, r <= limit
 
 
@@ -270,8 +283,8 @@ def fmt(v, unit=""):
     return f"{v:.3f}"
 
 
-def ratio_str(a, b):
-    return f"{a / b:.2f}x" if a is not None and b else "—"
+def ratio_str(r):
+    return "—" if r is None else f"{r:.2f}x"
 
 
 def numpy_ratio_applies(row):
@@ -299,10 +312,9 @@ def markdown(meta, rows, checks, failures):
              "target | met |")
     L.append("|---|---|---|---:|---:|---:|---:|---:|---|---|")
     for row in rows:
-        jid, metric, unit, vals, target = row
-        r_t = ratio_str(vals.get("tapegrad"), vals.get("torch"))
-        r_n = ratio_str(vals.get("tapegrad"), vals.get("numpy")) if numpy_ratio_applies(row) \
-            else "—"
+        jid, metric, unit, vals, target, _ = row
+        r_t = ratio_str(ratio(row, "torch"))
+        r_n = ratio_str(ratio(row, "numpy")) if numpy_ratio_applies(row) else "—"
         tgt, met = "", ""
         if target is not None:
             against, limit = target
@@ -384,8 +396,8 @@ def plot(rows, path):
     ax = axes[1]
     labels = [f"{r[0]} {r[1]} [{r[2]}]" for r in allr]
     y = np.arange(len(labels))
-    rt = [(r[3]["tapegrad"] / r[3]["torch"]) if r[3].get("torch") else np.nan for r in allr]
-    rn = [(r[3]["tapegrad"] / r[3]["numpy"]) if r[3].get("numpy") and numpy_ratio_applies(r)
+    rt = [np.nan if ratio(r, "torch") is None else ratio(r, "torch") for r in allr]
+    rn = [ratio(r, "numpy") if numpy_ratio_applies(r) and ratio(r, "numpy") is not None
           else np.nan for r in allr]
     ax.barh(y - 0.2, rt, height=0.4, label="tapegrad / torch", color="tab:orange")
     ax.barh(y + 0.2, rn, height=0.4, label="tapegrad / NumPy", color="tab:blue")
@@ -503,12 +515,14 @@ def main(argv=None):
     summary = []
     for row in rows:
         value, ok = verdict(row)
+        nr = numpy_ratio_applies(row)
         summary.append({"workload": row[0], "metric": row[1], "unit": row[2], "values": row[3],
-                        "tapegrad_over_torch": (row[3]["tapegrad"] / row[3]["torch"])
-                        if row[3].get("tapegrad") is not None and row[3].get("torch") else None,
-                        "tapegrad_over_numpy": (row[3]["tapegrad"] / row[3]["numpy"])
-                        if row[3].get("tapegrad") is not None and row[3].get("numpy")
-                        and numpy_ratio_applies(row) else None,
+                        "repetitions": row[5],
+                        "tapegrad_over_torch": ratio(row, "torch"),
+                        "tapegrad_over_numpy": ratio(row, "numpy") if nr else None,
+                        "ratio_of_medians": {"torch": ratio_of_medians(row, "torch"),
+                                             "numpy": ratio_of_medians(row, "numpy") if nr
+                                             else None},
                         "target": None if row[4] is None else {"against": row[4][0],
                                                               "limit": row[4][1]},
                         "target_value": value, "met": ok})
@@ -525,7 +539,7 @@ def main(argv=None):
     print(f"{'workload':9s} {'metric':26s} {'tapegrad':>10s} {'torch':>10s} {'NumPy':>10s} "
           f"{'tg/torch':>9s} {'tg/NumPy':>9s}  target")
     for row in rows:
-        jid, metric, unit, vals, target = row
+        jid, metric, unit, vals, target, _ = row
         value, ok = verdict(row)
         tgt = ""
         if target is not None:
@@ -536,8 +550,8 @@ def main(argv=None):
                    + ("—" if ok is None else ("met" if ok else "NOT MET")))
         print(f"{jid:9s} {metric + ' [' + unit + ']':26s} {fmt(vals['tapegrad'], unit):>10s} "
               f"{fmt(vals['torch'], unit):>10s} {fmt(vals['numpy'], unit):>10s} "
-              f"{ratio_str(vals['tapegrad'], vals['torch']):>9s} "
-              f"{ratio_str(vals['tapegrad'], vals['numpy']) if numpy_ratio_applies(row) else '—':>9s}"
+              f"{ratio_str(ratio(row, 'torch')):>9s} "
+              f"{ratio_str(ratio(row, 'numpy')) if numpy_ratio_applies(row) else '—':>9s}"
               f"  {tgt}")
     print()
     print("correctness (max abs diff of loss and gradients, first iteration):")

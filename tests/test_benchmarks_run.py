@@ -107,3 +107,40 @@ def test_w3_mm_runs_tapegrad_and_numpy_only_and_reports_both_parts(monkeypatch, 
     table = (tmp_path / "results.md").read_text()
     assert "| W3-mm | matrix products | ms | 9.00 | — | 8.50 | — | 1.06x |" in table
     assert "| W3-mm | rest of the step | ms | 1.00 | — | 0.500 | — | 2.00x |" in table
+
+
+def _rep(total):
+    return {"median": {"total": total, "fwd": total / 2, "bwd": total / 2}}
+
+
+def test_ratios_are_medians_of_each_repetitions_ratio():
+    # the machine slows down from repetition to repetition: each repetition's ratio is 0.5, the
+    # ratio of the medians is not
+    raw = {"W5": {"tapegrad": [_rep(1.0), _rep(2.0), _rep(8.0)],
+                  "torch": [_rep(2.0), _rep(4.0), _rep(16.0)],
+                  "numpy": [_rep(1.0), _rep(16.0), _rep(16.0)]}}
+    row = next(r for r in run.build_rows(raw) if r[0] == "W5" and r[1] == "step")
+    assert row[3]["tapegrad"] == 2000.0 and row[3]["numpy"] == 16000.0   # (ms)
+    assert run.ratio(row, "torch") == pytest.approx(0.5)
+    assert run.ratio_of_medians(row, "numpy") == pytest.approx(0.125)
+    assert run.ratio(row, "numpy") == pytest.approx(0.5)     # (1/1, 2/16, 8/16)
+    assert run.verdict(row) == (pytest.approx(0.5), True)
+
+
+def test_a_failed_repetition_pairs_nothing():
+    raw = {"W5": {"tapegrad": [_rep(1.0), {"error": "exit 1"}, _rep(3.0)],
+                  "torch": [{"error": "timed out"}, _rep(1.0), _rep(2.0)],
+                  "numpy": []}}
+    row = next(r for r in run.build_rows(raw) if r[0] == "W5" and r[1] == "step")
+    assert run.ratio(row, "torch") == pytest.approx(1.5)     # (repetition 3 alone)
+    assert run.ratio(row, "numpy") is None
+
+
+def test_w7_growth_is_each_repetitions_1m_over_its_100k():
+    def deep(bwd):
+        return {"fwd": bwd, "bwd": bwd, "graph_mb": 1.0, "peak_mb": 1.0}
+    raw = {"W7-100k": {fw: [deep(1.0), deep(2.0), deep(4.0)] for fw in run.FRAMEWORKS},
+           "W7-1M": {fw: [deep(10.0), deep(24.0), deep(40.0)] for fw in run.FRAMEWORKS}}
+    row = next(r for r in run.build_rows(raw) if r[1] == "backward time 1M / 100k")
+    assert row[5]["tapegrad"] == [10.0, 12.0, 10.0]
+    assert run.verdict(row) == (10.0, True)      # (the ratio of the medians would be 12)
