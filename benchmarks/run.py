@@ -305,8 +305,9 @@ def markdown(meta, rows, checks, failures):
              f"GC {'off while timing' if meta['no_gc'] else 'on'} · optimizer: "
              f"{meta.get('optimizer', '?')} · wall {meta['wall_s'] / 60:.1f} min")
     L.append("")
-    L.append("Ratios are tapegrad / other (lower is better). *Target* is the goal for the ratio "
-             "in bold (for W7, tapegrad's own 1M/100k ratio).")
+    L.append("Ratios are tapegrad / other (lower is better), each the median of the repetitions' "
+             "own ratios. *Target* is the goal for the ratio in bold (for W7, tapegrad's own "
+             "1M/100k ratio).")
     L.append("")
     L.append("| workload | metric | unit | tapegrad | torch | NumPy | tg/torch | tg/NumPy | "
              "target | met |")
