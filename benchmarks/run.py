@@ -1,6 +1,6 @@
 """tapegrad benchmarks: ratios against PyTorch (CPU) and hand-written NumPy.
 
-    python benchmarks/run.py                      # every workload, 5 repetitions (~10 min, 2 cores)
+    python benchmarks/run.py                      # every workload, 5 repetitions (~4 min, 2 cores)
     python benchmarks/run.py --quick              # fewer iterations/repetitions (~2 min)
     python benchmarks/run.py --only W1,W3 --repeats 7 --out benchmarks/results
 
@@ -150,17 +150,20 @@ def _scaled(xs, scale):
 
 
 def build_rows(raw):
-    """Table rows: (workload, metric, unit, {fw: value}, target, {fw: per-repetition values})
-    with target = (against, limit) where against is 'torch', 'numpy' or 'value' (the tapegrad
-    number itself), or None. A value is the median over repetitions; the ratios are taken per
-    repetition (:func:`ratio`)."""
+    """Table rows: (workload, metric, unit, {fw: value}, target, {fw: per-repetition values},
+    growth) with target = (against, limit) where against is 'torch', 'numpy' or 'value' (the
+    tapegrad number itself), or None. A value is the median over repetitions; the ratios are
+    taken per repetition (:func:`ratio`). ``growth`` is None except in W7's 1M/100k rows, where
+    the values are the medians of each repetition's 1M time over its 100k time and ``growth``
+    is, for comparison, each framework's median 1M time over its median 100k time."""
     rows = []
 
     def timed(jid, phase, scale, metric, unit, target=None):
         if jid not in raw:
             return
         reps = {fw: _scaled(collect(raw, jid, fw, "median", phase), scale) for fw in FRAMEWORKS}
-        rows.append((jid, metric, unit, {fw: med(v) for fw, v in reps.items()}, target, reps))
+        rows.append((jid, metric, unit, {fw: med(v) for fw, v in reps.items()}, target, reps,
+                     None))
 
     us_op1 = 1e6 / 1000
     timed("W1", "fwd", us_op1, "forward", "µs/op", ("torch", 1.0))
@@ -188,7 +191,7 @@ def build_rows(raw):
         if "W6" in raw:
             reps = {fw: collect(raw, "W6", fw, key) for fw in FRAMEWORKS}
             rows.append(("W6", metric, "MB", {fw: med(v) for fw, v in reps.items()}, target,
-                         reps))
+                         reps, None))
     w7 = {}
     for jid, n in (("W7-100k", 100_000), ("W7-1M", 1_000_000)):
         if jid not in raw:
@@ -198,16 +201,19 @@ def build_rows(raw):
                                          ("peak_mb", 1, "peak RSS", "MB")):
             reps = {fw: _scaled(collect(raw, jid, fw, key), scale) for fw in FRAMEWORKS}
             w7[(jid, key)] = reps
-            rows.append((jid, metric, unit, {fw: med(v) for fw, v in reps.items()}, None, reps))
+            rows.append((jid, metric, unit, {fw: med(v) for fw, v in reps.items()}, None, reps,
+                         None))
     for key, metric, target in (("bwd", "backward time 1M / 100k", ("value", 11.0)),
                                 ("fwd", "forward time 1M / 100k", None)):
         if ("W7-100k", key) in w7 and ("W7-1M", key) in w7:
             # (each repetition's 1M over its own 100k, run just before it)
-            reps = {fw: [b / a if a and b else None
-                         for a, b in zip(w7[("W7-100k", key)][fw], w7[("W7-1M", key)][fw])]
+            small, large = w7[("W7-100k", key)], w7[("W7-1M", key)]
+            reps = {fw: [b / a if a and b else None for a, b in zip(small[fw], large[fw])]
                     for fw in FRAMEWORKS}
+            growth = {fw: med(large[fw]) / med(small[fw]) if med(small[fw]) and med(large[fw])
+                      else None for fw in FRAMEWORKS}
             rows.append(("W7", metric, "x", {fw: med(v) for fw, v in reps.items()}, target,
-                         reps))
+                         reps, growth))
     return rows
 
 
@@ -287,6 +293,11 @@ def ratio_str(r):
     return "—" if r is None else f"{r:.2f}x"
 
 
+def is_own_value(row):
+    """A row whose target is tapegrad's own number (W7's growth): no ratio to another applies."""
+    return row[4] is not None and row[4][0] == "value"
+
+
 def numpy_ratio_applies(row):
     """The hand-written W7 chain keeps nothing (the derivative is a constant): a memory ratio
     against it says nothing, so the table and chart leave it out."""
@@ -313,13 +324,13 @@ def markdown(meta, rows, checks, failures):
              "target | met |")
     L.append("|---|---|---|---:|---:|---:|---:|---:|---|---|")
     for row in rows:
-        jid, metric, unit, vals, target, _ = row
+        jid, metric, unit, vals, target = row[:5]
         r_t = ratio_str(ratio(row, "torch"))
         r_n = ratio_str(ratio(row, "numpy")) if numpy_ratio_applies(row) else "—"
         tgt, met = "", ""
         if target is not None:
             against, limit = target
-            value, ok = verdict(row)
+            ok = verdict(row)[1]
             if against == "torch":
                 r_t = f"**{r_t}**"
             elif against == "numpy":
@@ -333,6 +344,13 @@ def markdown(meta, rows, checks, failures):
         L.append(f"| {jid} | {metric} | {unit} | {fmt(vals.get('tapegrad'), unit)} | "
                  f"{fmt(vals.get('torch'), unit)} | {fmt(vals.get('numpy'), unit)} | {r_t} | "
                  f"{r_n} | {tgt} | {met} |")
+    for row in rows:
+        if row[6] is not None:
+            g = row[6]
+            L.append("")
+            L.append(f"W7's {row[1]} is the median of each repetition's own ratio; as the median "
+                     f"1M time over the median 100k time it is " + ", ".join(
+                         f"{fmt(g.get(fw))} ({FW_LABEL[fw]})" for fw in FRAMEWORKS) + ".")
     L.append("")
     L.append("## Correctness (first iteration: loss and every gradient)")
     L.append("")
@@ -425,6 +443,36 @@ def cpu_name():
     return platform.processor() or "?"
 
 
+def write_results(out, meta, raw, checks, failures, profiles):
+    """Write results.json, results.md and ratios.png for a run's raw worker results; returns the
+    table rows and whether the chart was drawn."""
+    rows = build_rows(raw)
+    summary = []
+    for row in rows:
+        value, ok = verdict(row)
+        nr = numpy_ratio_applies(row)
+        nt = not is_own_value(row)
+        summary.append({"workload": row[0], "metric": row[1], "unit": row[2], "values": row[3],
+                        "repetitions": row[5],
+                        "tapegrad_over_torch": ratio(row, "torch") if nt else None,
+                        "tapegrad_over_numpy": ratio(row, "numpy") if nr and nt else None,
+                        "ratio_of_medians": {"torch": ratio_of_medians(row, "torch"),
+                                             "numpy": ratio_of_medians(row, "numpy") if nr
+                                             else None} if nt else None,
+                        "growth_of_medians": row[6],
+                        "target": None if row[4] is None else {"against": row[4][0],
+                                                              "limit": row[4][1]},
+                        "target_value": value, "met": ok})
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "correctness": checks,
+                   "failures": failures, "profiles": profiles, "raw": raw}, f, indent=1)
+    md = markdown(meta, rows, checks, failures)
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write(md)
+    plotted = plot(rows, os.path.join(out, "ratios.png"))
+    return rows, plotted
+
+
 # ---- main --------------------------------------------------------------------------------------
 def main(argv=None):
     p = argparse.ArgumentParser(description="tapegrad vs torch vs hand-written NumPy")
@@ -463,9 +511,9 @@ def main(argv=None):
             jid = job[0]
             if args.quick and job[1] == "W7" and rep > 0:
                 continue                                # --quick: the deep chains run once
-            k = (rep + jobs.index(job)) % 3
-            order = FRAMEWORKS[k:] + FRAMEWORKS[:k]     # frameworks take turns going first
-            order = [fw for fw in order if fw in JOB_FRAMEWORKS.get(jid, FRAMEWORKS)]
+            fws = JOB_FRAMEWORKS.get(jid, FRAMEWORKS)
+            k = (rep + jobs.index(job)) % len(fws)
+            order = fws[k:] + fws[:k]                   # frameworks take turns going first
             line = []
             for fw in order:
                 chk = os.path.join(tmp, f"{jid}_{fw}.npz") if rep == 0 else None
@@ -492,7 +540,6 @@ def main(argv=None):
             if "error" not in res:
                 profiles[job[0]] = path
 
-    rows = build_rows(raw)
     checks = compare_checks(check_files)
     shutil.rmtree(tmp, ignore_errors=True)
     wall = time.perf_counter() - t_start
@@ -513,35 +560,15 @@ def main(argv=None):
             "repeats": repeats, "quick": args.quick,
             "no_gc": args.no_gc, "wall_s": wall,
             "optimizer": ", ".join(f"{v}" for v in optimizer.values() if v)}
-    summary = []
-    for row in rows:
-        value, ok = verdict(row)
-        nr = numpy_ratio_applies(row)
-        summary.append({"workload": row[0], "metric": row[1], "unit": row[2], "values": row[3],
-                        "repetitions": row[5],
-                        "tapegrad_over_torch": ratio(row, "torch"),
-                        "tapegrad_over_numpy": ratio(row, "numpy") if nr else None,
-                        "ratio_of_medians": {"torch": ratio_of_medians(row, "torch"),
-                                             "numpy": ratio_of_medians(row, "numpy") if nr
-                                             else None},
-                        "target": None if row[4] is None else {"against": row[4][0],
-                                                              "limit": row[4][1]},
-                        "target_value": value, "met": ok})
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"meta": meta, "summary": summary, "correctness": checks,
-                   "failures": failures, "profiles": profiles, "raw": raw}, f, indent=1)
-    md = markdown(meta, rows, checks, failures)
-    with open(os.path.join(args.out, "results.md"), "w") as f:
-        f.write(md)
-    plotted = plot(rows, os.path.join(args.out, "ratios.png"))
+    rows, plotted = write_results(args.out, meta, raw, checks, failures, profiles)
 
     # console summary
     print()
     print(f"{'workload':9s} {'metric':26s} {'tapegrad':>10s} {'torch':>10s} {'NumPy':>10s} "
           f"{'tg/torch':>9s} {'tg/NumPy':>9s}  target")
     for row in rows:
-        jid, metric, unit, vals, target, _ = row
-        value, ok = verdict(row)
+        jid, metric, unit, vals, target = row[:5]
+        ok = verdict(row)[1]
         tgt = ""
         if target is not None:
             against, limit = target
@@ -551,8 +578,8 @@ def main(argv=None):
                    + ("—" if ok is None else ("met" if ok else "NOT MET")))
         print(f"{jid:9s} {metric + ' [' + unit + ']':26s} {fmt(vals['tapegrad'], unit):>10s} "
               f"{fmt(vals['torch'], unit):>10s} {fmt(vals['numpy'], unit):>10s} "
-              f"{ratio_str(ratio(row, 'torch')):>9s} "
-              f"{ratio_str(ratio(row, 'numpy')) if numpy_ratio_applies(row) else '—':>9s}"
+              f"{ratio_str(ratio(row, 'torch')) if not is_own_value(row) else '—':>9s} "
+              f"{ratio_str(ratio(row, 'numpy')) if numpy_ratio_applies(row) and not is_own_value(row) else '—':>9s}"
               f"  {tgt}")
     print()
     print("correctness (max abs diff of loss and gradients, first iteration):")

@@ -90,27 +90,73 @@ def test_without_time_matmul_numpy_matmul_is_left_alone():
 
 def test_w3_mm_runs_tapegrad_and_numpy_only_and_reports_both_parts(monkeypatch, tmp_path):
     launched = []
+    # the machine's speed changes over the run: the median of the repetitions' matmul ratios
+    # is 1.125, the ratio of the medians 45 / 48
+    speed = {"tapegrad": [1.0, 2.0, 8.0, 8.0], "numpy": [1.0, 4.0, 8.0, 8.0]}
 
     def fake(job, fw, args, check_path=None, profile_path=None):
+        rep = sum(1 for j, f in launched if j == job[0] and f == fw)
         launched.append((job[0], fw))
         med = {"total": 0.010, "fwd": 0.004, "bwd": 0.005, "update": 0.001}
         if "--time-matmul" in job[2]:
-            med.update(matmul=0.009 if fw == "tapegrad" else 0.0085,
-                       rest=0.001 if fw == "tapegrad" else 0.0005)
+            k = speed[fw][rep]
+            med.update(matmul=k * (0.009 if fw == "tapegrad" else 0.008),
+                       rest=k * (0.002 if fw == "tapegrad" else 0.001))
         return {"median": med}, 0.0
 
     monkeypatch.setattr(run, "run_worker", fake)
     monkeypatch.setattr(run, "plot", lambda rows, path: False)
-    run.main(["--only", "W3", "--repeats", "1", "--out", str(tmp_path)])
-    assert sorted(fw for jid, fw in launched if jid == "W3-mm") == ["numpy", "tapegrad"]
-    assert sorted(fw for jid, fw in launched if jid == "W3") == ["numpy", "tapegrad", "torch"]
+    run.main(["--only", "W3", "--repeats", "4", "--out", str(tmp_path)])
+    mm = [fw for jid, fw in launched if jid == "W3-mm"]
+    assert sorted(mm) == ["numpy"] * 4 + ["tapegrad"] * 4
+    # (two frameworks: who goes first alternates)
+    assert mm[0::2] in (["tapegrad", "numpy"] * 2, ["numpy", "tapegrad"] * 2)
+    assert sorted(fw for jid, fw in launched if jid == "W3") == \
+        ["numpy"] * 4 + ["tapegrad"] * 4 + ["torch"] * 4
     table = (tmp_path / "results.md").read_text()
-    assert "| W3-mm | matrix products | ms | 9.00 | — | 8.50 | — | 1.06x |" in table
-    assert "| W3-mm | rest of the step | ms | 1.00 | — | 0.500 | — | 2.00x |" in table
+    assert "| W3-mm | matrix products | ms | 45.0 | — | 48.0 | — | 1.12x |" in table
+    assert "| W3-mm | rest of the step | ms | 10.0 | — | 6.00 | — | 2.00x |" in table
+    summary = json.loads((tmp_path / "results.json").read_text())["summary"]
+    row = next(r for r in summary if r["workload"] == "W3-mm" and r["metric"] == "matrix products")
+    assert row["tapegrad_over_numpy"] == pytest.approx(1.125)
+    assert row["ratio_of_medians"]["numpy"] == pytest.approx(45 / 48)
+    assert row["repetitions"]["tapegrad"] == pytest.approx([9.0, 18.0, 72.0, 72.0])
+
+
+def test_every_product_of_both_mlp_steps_goes_through_numpy_matmul(monkeypatch):
+    workloads = pytest.importorskip("benchmarks.workloads")
+    import numpy as np
+    calls = []
+    inner = np.matmul
+
+    def counted(*a, **k):
+        calls.append(1)
+        return inner(*a, **k)
+
+    for step in (workloads.NPMLP(sizes=workloads.W8_SIZES, batch=workloads.W8_BATCH),
+                 workloads.TLMLP(workloads.TorchLike("tapegrad"), sizes=workloads.W8_SIZES,
+                                 batch=workloads.W8_BATCH)):
+        step.step()
+        monkeypatch.setattr(np, "matmul", counted)
+        step.step()
+        monkeypatch.setattr(np, "matmul", inner)
+        # 3 forward, 5 backward (the first layer's input needs no gradient)
+        assert len(calls) == 8, type(step).__name__
+        calls.clear()
 
 
 def _rep(total):
     return {"median": {"total": total, "fwd": total / 2, "bwd": total / 2}}
+
+
+def test_a_verdict_takes_the_ratio_per_repetition():
+    # tapegrad is 1x, 4x, 1.33x torch in its three repetitions (median 1.33: W5's 2x is met);
+    # the ratio of the medians, 4 / 1, would not be
+    raw = {"W5": {"tapegrad": [_rep(1.0), _rep(4.0), _rep(4.0)],
+                  "torch": [_rep(1.0), _rep(1.0), _rep(3.0)], "numpy": []}}
+    row = next(r for r in run.build_rows(raw) if r[0] == "W5" and r[1] == "step")
+    assert run.ratio_of_medians(row, "torch") == pytest.approx(4.0)
+    assert run.verdict(row) == (pytest.approx(4 / 3), True)
 
 
 def test_ratios_are_medians_of_each_repetitions_ratio():
@@ -143,4 +189,9 @@ def test_w7_growth_is_each_repetitions_1m_over_its_100k():
            "W7-1M": {fw: [deep(10.0), deep(24.0), deep(40.0)] for fw in run.FRAMEWORKS}}
     row = next(r for r in run.build_rows(raw) if r[1] == "backward time 1M / 100k")
     assert row[5]["tapegrad"] == [10.0, 12.0, 10.0]
-    assert run.verdict(row) == (10.0, True)      # (the ratio of the medians would be 12)
+    assert run.verdict(row) == (10.0, True)
+    assert row[6]["tapegrad"] == pytest.approx(12.0)    # (24 / 2: shown beside it)
+    md = run.markdown({"date": "-", "cpu": "-", "cores": 2, "python": "-", "numpy": "-",
+                       "threads": 1, "repeats": 3, "quick": False, "no_gc": False,
+                       "wall_s": 60.0}, run.build_rows(raw), {}, [])
+    assert "as the median 1M time over the median 100k time it is 12.0 (tapegrad)" in md
