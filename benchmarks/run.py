@@ -415,9 +415,9 @@ def plot(rows, path):
     ax = axes[1]
     labels = [f"{r[0]} {r[1]} [{r[2]}]" for r in allr]
     y = np.arange(len(labels))
-    rt = [np.nan if ratio(r, "torch") is None else ratio(r, "torch") for r in allr]
-    rn = [ratio(r, "numpy") if numpy_ratio_applies(r) and ratio(r, "numpy") is not None
-          else np.nan for r in allr]
+    rt = [ratio(r, "torch") for r in allr]
+    rn = [ratio(r, "numpy") if numpy_ratio_applies(r) else None for r in allr]
+    rt, rn = ([np.nan if v is None else v for v in vs] for vs in (rt, rn))
     ax.barh(y - 0.2, rt, height=0.4, label="tapegrad / torch", color="tab:orange")
     ax.barh(y + 0.2, rn, height=0.4, label="tapegrad / NumPy", color="tab:blue")
     ax.axvline(1.0, color="black", lw=1)
@@ -569,6 +569,9 @@ def main(argv=None):
     for row in rows:
         jid, metric, unit, vals, target = row[:5]
         ok = verdict(row)[1]
+        own = is_own_value(row)
+        r_t = "—" if own else ratio_str(ratio(row, "torch"))
+        r_n = "—" if own or not numpy_ratio_applies(row) else ratio_str(ratio(row, "numpy"))
         tgt = ""
         if target is not None:
             against, limit = target
@@ -578,9 +581,7 @@ def main(argv=None):
                    + ("—" if ok is None else ("met" if ok else "NOT MET")))
         print(f"{jid:9s} {metric + ' [' + unit + ']':26s} {fmt(vals['tapegrad'], unit):>10s} "
               f"{fmt(vals['torch'], unit):>10s} {fmt(vals['numpy'], unit):>10s} "
-              f"{ratio_str(ratio(row, 'torch')) if not is_own_value(row) else '—':>9s} "
-              f"{ratio_str(ratio(row, 'numpy')) if numpy_ratio_applies(row) and not is_own_value(row) else '—':>9s}"
-              f"  {tgt}")
+              f"{r_t:>9s} {r_n:>9s}  {tgt}")
     print()
     print("correctness (max abs diff of loss and gradients, first iteration):")
     for jid, res in checks.items():
