@@ -1,6 +1,8 @@
-"""benchmarks/run.py's thread settings: every job runs at --threads, except W3-dt, which runs with
-each library's defaults (a second BLAS thread pool once made tapegrad's W3 three times slower
-there, unseen at one thread)."""
+"""The benchmark harness, without timing anything that matters: run.py's thread settings (every
+job at --threads, except W3-dt, which runs with each library's defaults: a second BLAS thread pool
+once made tapegrad's W3 three times slower there, unseen at one thread), its ratios (each the
+median of the repetitions' own ratios), W3-mm's split of the step (worker.py --time-matmul), and
+benchmarks/instructions.py's callgrind counts."""
 import json
 import os
 import subprocess
