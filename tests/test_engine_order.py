@@ -142,6 +142,29 @@ def test_an_accumulate_grad_prehook_counts_too(monkeypatch):
     assert not leaf_prehooked
 
 
+def test_a_removed_leaf_hook_stops_the_counting(monkeypatch):
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    w = tg.tensor([3.0, 4.0], requires_grad=True)
+    y = x * w
+    seen = []
+    h1 = x.register_hook(lambda g: seen.append(g.tolist()))
+    h2 = y.grad_fn.next_functions[1][0].register_prehook(lambda g: seen.append(g[0].tolist()))
+    calls = []
+    real = engine._collect
+    monkeypatch.setattr(engine, "_collect", lambda *a: calls.append(1) or real(*a))
+    y.sum().backward(retain_graph=True)
+    assert calls == [1] and seen == [[3.0, 4.0], [1.0, 2.0]]
+    h1.remove()
+    y.sum().backward(retain_graph=True)      # (w's prehook still runs inside the walk)
+    assert calls == [1, 1] and seen[2:] == [[1.0, 2.0]]
+    h2.remove()
+    _without_counts(monkeypatch)
+    y.sum().backward()
+    assert not leaf_prehooked and len(seen) == 3
+    np.testing.assert_array_equal(x.grad.numpy(), [9.0, 12.0])
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 6.0])
+
+
 def _stale_view_into_function(lib, log):
     """A custom Function given a view whose base was written since: the view's node is made
     again while the Function's edges are made, and must still run once, after the Function."""

@@ -33,8 +33,8 @@ from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
 from .grad_mode import state as _state
-from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, leaf_prehooked, sole_holder,
-                    user_frame, version_counter)
+from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, leaf_prehooked,
+                    leaf_prehooks_live, sole_holder, user_frame, version_counter)
 
 __all__ = ["run_backward", "call_node"]
 
@@ -265,7 +265,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
             if node._hooks is not None:
                 acc_hooks.append((node, grads[0]))
 
-    if targets is None and not leaf_prehooked:
+    if targets is None and not (leaf_prehooked and leaf_prehooks_live()):
         capture_state = None
         # nothing needs counts: the order alone tells when a node is ready (module docstring)
         deps = needed = leaves_ready = None

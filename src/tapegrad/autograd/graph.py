@@ -251,6 +251,23 @@ def note_leaf_prehook(owner):
         leaf_prehooked[key] = weakref.ref(owner, lambda _, key=key: leaf_prehooked.pop(key, None))
 
 
+def leaf_prehooks_live() -> bool:
+    """Whether a leaf in ``leaf_prehooked`` still has such a hook; the leaves whose hooks were all
+    removed since are dropped from it (so a hook added and removed once does not make every later
+    backward count)."""
+    for key, ref in list(leaf_prehooked.items()):
+        owner = ref()
+        if type(owner) is AccumulateGrad:
+            live = bool(owner._prehooks)
+        else:
+            ex = None if owner is None else owner._extra
+            live = ex is not None and any(ex.get("hooks", {}).values())
+        if live:
+            return True
+        del leaf_prehooked[key]
+    return False
+
+
 def add_hook(owner, attr: str, fn) -> RemovableHandle:
     if attr == "_prehooks" and type(owner) is AccumulateGrad:
         note_leaf_prehook(owner)
