@@ -96,11 +96,15 @@ def _median(xs):
 
 
 # ---- modes -------------------------------------------------------------------------------------
-def time_matmul():
+def time_matmul(wait=0.0):
     """Route ``numpy.matmul`` through a timer (tapegrad's matrix products and the hand-written
     MLP call it by that name at each call); returns a function that gives the seconds spent in
     it since it was last called, and starts the count again. torch's products do not go through
-    NumPy, so they are not counted."""
+    NumPy, so they are not counted.
+
+    ``wait`` (seconds): after each product, spin that long inside the timed span, so the step's
+    other code runs as it runs after a large product, when it last ran that long ago (W8-cold).
+    A spin, not a sleep: the process keeps its CPU, as it does inside a product."""
     inner = np.matmul
     spent = [0.0]
     perf = time.perf_counter
@@ -110,6 +114,9 @@ def time_matmul():
         try:
             return inner(*a, **k)
         finally:
+            if wait:
+                while perf() - t < wait:
+                    pass
             spent[0] += perf() - t
 
     np.matmul = matmul
@@ -122,7 +129,9 @@ def time_matmul():
 
 def run_timed(args, result):
     bench = W.build(args.workload, args.framework, args.threads)
-    matmul_time = time_matmul() if args.time_matmul and args.framework != "torch" else None
+    timing = args.time_matmul or args.wait_after_matmul
+    matmul_time = time_matmul(args.wait_after_matmul / 1e3) \
+        if timing and args.framework != "torch" else None
     if args.check:
         np.savez(args.check, **bench.check())
     for _ in range(args.warmup):
@@ -245,6 +254,9 @@ def main(argv=None):
     p.add_argument("--time-matmul", action="store_true",
                    help="also time the step's numpy.matmul calls (phases 'matmul' and 'rest'; "
                         "tapegrad and NumPy only)")
+    p.add_argument("--wait-after-matmul", type=float, default=0.0, metavar="MS",
+                   help="spin MS milliseconds after each numpy.matmul call, timed with it "
+                        "(implies --time-matmul: 'rest' is the step less products and waits)")
     args = p.parse_args(argv)
     result = {"workload": args.workload, "framework": args.framework}
     if args.framework == "torch" and args.threads:

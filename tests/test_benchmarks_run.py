@@ -1,8 +1,9 @@
 """The benchmark harness, without timing anything that matters: run.py's thread settings (every
 job at --threads, except W3-dt, which runs with each library's defaults: a second BLAS thread pool
 once made tapegrad's W3 three times slower there, unseen at one thread), its ratios (each the
-median of the repetitions' own ratios), W3-mm's split of the step (worker.py --time-matmul), and
-benchmarks/instructions.py's callgrind counts."""
+median of the repetitions' own ratios), W3-mm's split of the step (worker.py --time-matmul),
+W8-cold's spin after each product (--wait-after-matmul), and benchmarks/instructions.py's
+callgrind counts."""
 import json
 import os
 import subprocess
@@ -83,6 +84,36 @@ def test_time_matmul_splits_each_step_into_matrix_products_and_the_rest(fw):
     for total, mm, rest in zip(ph["total"], ph["matmul"], ph["rest"]):
         # (8 products a step, each timed: more than nothing, less than the whole step)
         assert 0 < mm < total and rest == pytest.approx(total - mm)
+
+
+@pytest.mark.parametrize("fw", ["tapegrad", "numpy"])
+def test_wait_after_matmul_spins_after_each_product_and_leaves_the_spins_out_of_the_rest(fw):
+    res = _worker("W8", fw, "--iters", "3", "--warmup", "1", "--wait-after-matmul", "2")
+    ph = res["phases"]
+    assert len(ph["matmul"]) == 3
+    for total, mm, rest in zip(ph["total"], ph["matmul"], ph["rest"]):
+        # (8 products a step, each followed by a 2 ms spin inside its timed span)
+        assert mm >= 8 * 0.002 and rest == pytest.approx(total - mm) and 0 < rest < 0.002 * 8
+
+
+def test_w8_cold_runs_w8_with_the_spin_for_tapegrad_and_numpy_only(monkeypatch, tmp_path):
+    launched = []
+
+    def fake(job, fw, args, check_path=None, profile_path=None):
+        launched.append((job[0], fw, job[2]))
+        med = {"total": 0.0003, "fwd": 0.0001, "bwd": 0.0001, "update": 0.0001}
+        if job[0] == "W8-cold":
+            med.update(total=0.0103, matmul=0.01, rest=0.0003 if fw == "tapegrad" else 0.0001)
+        return {"median": med}, 0.0
+
+    monkeypatch.setattr(run, "run_worker", fake)
+    monkeypatch.setattr(run, "plot", lambda rows, path: False)
+    run.main(["--only", "W8", "--repeats", "2", "--out", str(tmp_path)])
+    cold = [(fw, argv) for jid, fw, argv in launched if jid == "W8-cold"]
+    assert sorted(fw for fw, _ in cold) == ["numpy", "numpy", "tapegrad", "tapegrad"]
+    assert all(argv == ["--wait-after-matmul", "1.25"] for _, argv in cold)
+    table = (tmp_path / "results.md").read_text()
+    assert "| W8-cold | rest of the step | µs | 300 | — | 100 | — | 3.00x |" in table
 
 
 def test_without_time_matmul_numpy_matmul_is_left_alone():
