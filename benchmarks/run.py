@@ -66,8 +66,9 @@ DESCRIPTIONS = {
     "W8": "tiny MLP step: W3 at 8-8-8-4, batch 4 (the per-op cost of linear, relu, "
           "cross-entropy, SGD; no target)",
     "W8-cold": "W8 with a 1.25 ms spin after each of its 8 matrix products (W3's products take "
-               "about 10 ms a step), left out of its time: the step's other code, run as it runs "
-               "in W3, where each piece last ran a step ago (no target; tapegrad and NumPy)",
+               "about 10 ms a step), products and spins left out of the row's time: the step's "
+               "other code, run as it runs in W3, where each piece last ran a step ago (no "
+               "target; tapegrad and NumPy)",
 }
 
 
@@ -509,7 +510,7 @@ def main(argv=None):
     raw = {j[0]: {fw: [] for fw in FRAMEWORKS} for j in jobs}
     check_files = {j[0]: {} for j in jobs}
     failures = []
-    print(f"tapegrad benchmarks: {len(jobs)} jobs x {repeats} repetitions x 3 frameworks, "
+    print(f"tapegrad benchmarks: {len(jobs)} jobs x {repeats} repetitions x up to 3 frameworks, "
           f"threads={args.threads}{', quick' if args.quick else ''}", flush=True)
     for rep in range(repeats):
         for job in jobs:
@@ -537,7 +538,7 @@ def main(argv=None):
     profiles = {}
     if args.profile:
         for w in args.profile.upper().split(","):
-            job = next((j for j in JOBS if j[0] == w.strip()), None)
+            job = next((j for j in JOBS if j[0].upper() == w.strip()), None)
             if job is None or job[1] in ("W6", "W7"):
                 continue
             path = os.path.join(args.out, f"profile_{job[0]}.txt")

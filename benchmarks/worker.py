@@ -115,7 +115,8 @@ def time_matmul(wait=0.0):
             return inner(*a, **k)
         finally:
             if wait:
-                while perf() - t < wait:
+                done = perf()
+                while perf() - done < wait:
                     pass
             spent[0] += perf() - t
 
@@ -130,8 +131,7 @@ def time_matmul(wait=0.0):
 def run_timed(args, result):
     bench = W.build(args.workload, args.framework, args.threads)
     timing = args.time_matmul or args.wait_after_matmul
-    matmul_time = time_matmul(args.wait_after_matmul / 1e3) \
-        if timing and args.framework != "torch" else None
+    matmul_time = time_matmul(args.wait_after_matmul / 1e3) if timing else None
     if args.check:
         np.savez(args.check, **bench.check())
     for _ in range(args.warmup):
@@ -256,8 +256,12 @@ def main(argv=None):
                         "tapegrad and NumPy only)")
     p.add_argument("--wait-after-matmul", type=float, default=0.0, metavar="MS",
                    help="spin MS milliseconds after each numpy.matmul call, timed with it "
-                        "(implies --time-matmul: 'rest' is the step less products and waits)")
+                        "(implies --time-matmul: 'rest' is the step less products and spins; "
+                        "tapegrad and NumPy only)")
     args = p.parse_args(argv)
+    if args.framework == "torch" and (args.time_matmul or args.wait_after_matmul):
+        p.error("--time-matmul and --wait-after-matmul take tapegrad or numpy: torch's "
+                "products do not go through numpy.matmul")
     result = {"workload": args.workload, "framework": args.framework}
     if args.framework == "torch" and args.threads:
         import torch

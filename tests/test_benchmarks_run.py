@@ -2,8 +2,8 @@
 job at --threads, except W3-dt, which runs with each library's defaults: a second BLAS thread pool
 once made tapegrad's W3 three times slower there, unseen at one thread), its ratios (each the
 median of the repetitions' own ratios), W3-mm's split of the step (worker.py --time-matmul),
-W8-cold's spin after each product (--wait-after-matmul), and benchmarks/instructions.py's
-callgrind counts."""
+W8-cold's spin after each product (--wait-after-matmul), benchmarks/cold.py, and
+benchmarks/instructions.py's callgrind counts."""
 import json
 import os
 import subprocess
@@ -88,12 +88,50 @@ def test_time_matmul_splits_each_step_into_matrix_products_and_the_rest(fw):
 
 @pytest.mark.parametrize("fw", ["tapegrad", "numpy"])
 def test_wait_after_matmul_spins_after_each_product_and_leaves_the_spins_out_of_the_rest(fw):
-    res = _worker("W8", fw, "--iters", "3", "--warmup", "1", "--wait-after-matmul", "2")
+    res = _worker("W8", fw, "--iters", "3", "--warmup", "1", "--wait-after-matmul", "5")
     ph = res["phases"]
     assert len(ph["matmul"]) == 3
     for total, mm, rest in zip(ph["total"], ph["matmul"], ph["rest"]):
-        # (8 products a step, each followed by a 2 ms spin inside its timed span)
-        assert mm >= 8 * 0.002 and rest == pytest.approx(total - mm) and 0 < rest < 0.002 * 8
+        # (8 products a step, each followed by a 5 ms spin inside its timed span: one spin in
+        # the rest would be 5 ms of it, where W8's own rest takes well under a millisecond)
+        assert mm >= 8 * 0.005 and rest == pytest.approx(total - mm) and 0 < rest < 0.005
+
+
+def test_the_spin_follows_each_product_inside_its_timed_span(monkeypatch):
+    worker = pytest.importorskip("benchmarks.worker")
+    import numpy as np
+    monkeypatch.setattr(np, "matmul", np.matmul)    # (restored after the test)
+    take = worker.time_matmul(0.003)
+    a = np.ones((2, 2))
+    for calls in (1, 2):
+        for _ in range(calls):
+            np.matmul(a, a)
+        assert calls * 0.003 <= take() < calls * 0.003 + 0.05
+
+
+def test_torch_is_refused_the_matmul_timer():
+    worker = os.path.join(os.path.dirname(run.__file__), "worker.py")
+    for flag in (["--time-matmul"], ["--wait-after-matmul", "1"]):
+        out = subprocess.run([sys.executable, worker, "W8", "torch", *flag], capture_output=True,
+                             text=True, check=False)
+        assert out.returncode == 2 and "torch's products do not go through" in out.stderr
+
+
+def test_cold_py_prints_its_three_measurements():
+    cold = os.path.join(os.path.dirname(run.__file__), "cold.py")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, cold, "--trials", "3"], capture_output=True, text=True,
+                         check=False, env=env)
+    assert out.returncode == 0, out.stderr
+    rows = [r for r in out.stdout.splitlines() if r.startswith("| ") and r[2:3] != "-"]
+    names = [r.split(" | ")[0][2:] for r in rows]
+    assert "Python spin, 8 ms" in names and "passes over own 64 MB, 4 ms" in names
+    assert "W8 step less products, a 1.25 ms spin after each" in names
+    assert "W3 step less its products" in names and "W3 step's 8 products" in names
+    for r in rows:
+        cells = r.strip("| ").split(" | ")
+        if cells[0] not in ("before it", "measured"):
+            assert all(float(c) == float(c) for c in cells[1:])     # (numbers, not NaN)
 
 
 def test_w8_cold_runs_w8_with_the_spin_for_tapegrad_and_numpy_only(monkeypatch, tmp_path):
@@ -112,6 +150,10 @@ def test_w8_cold_runs_w8_with_the_spin_for_tapegrad_and_numpy_only(monkeypatch, 
     cold = [(fw, argv) for jid, fw, argv in launched if jid == "W8-cold"]
     assert sorted(fw for fw, _ in cold) == ["numpy", "numpy", "tapegrad", "tapegrad"]
     assert all(argv == ["--wait-after-matmul", "1.25"] for _, argv in cold)
+    warm = [(fw, argv) for jid, fw, argv in launched if jid == "W8"]
+    assert sorted(fw for fw, _ in warm) == ["numpy", "numpy", "tapegrad", "tapegrad", "torch",
+                                            "torch"]
+    assert all(argv == [] for _, argv in warm)
     table = (tmp_path / "results.md").read_text()
     assert "| W8-cold | rest of the step | µs | 300 | — | 100 | — | 3.00x |" in table
 
