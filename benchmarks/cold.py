@@ -1,5 +1,5 @@
 """How much slower code runs when it has not run for a while, and what that costs W3's step:
-``python benchmarks/cold.py [--trials N]`` (about 30 s; one thread, one process).
+``python benchmarks/cold.py [--trials N]`` (about 20 s; one thread, one process).
 
 W3's matrix products take about 10 ms a step, so each piece of the step's other code (the
 tape's Python, NumPy's small calls) last ran a step before. On a machine whose caches or
@@ -25,6 +25,11 @@ import os
 import statistics
 import sys
 import time
+
+# one BLAS thread, as benchmarks/run.py's jobs (set before NumPy loads its BLAS; a variable the
+# caller set is kept)
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import numpy as np
 
