@@ -223,15 +223,47 @@ def build_rows(raw):
     return rows
 
 
+def rep_ratios(row, other):
+    """Each repetition's own tapegrad / ``other`` for a row (the repetitions that have both)."""
+    reps = row[5]
+    return [a / b for a, b in zip(reps["tapegrad"], reps[other]) if a is not None and b]
+
+
 def ratio(row, other):
     """tapegrad / ``other`` for a row: the median over repetitions of each repetition's ratio.
     The frameworks of a repetition run one right after the other, so a change in the machine's
     load between repetitions (other jobs on a shared box) divides out, where the ratio of the
     two medians mixes medians taken at different times. None where no repetition has both."""
-    reps = row[5]
-    pairs = [a / b for a, b in zip(reps["tapegrad"], reps[other])
-             if a is not None and b]
+    pairs = rep_ratios(row, other)
     return statistics.median(pairs) if pairs else None
+
+
+def target_spread(row):
+    """For a row with a target: the repetitions' own values of what the target limits (each
+    one's ratio, or tapegrad's own value for W7's growth), sorted, and how many are within the
+    target; None for a row without one (or without repetitions)."""
+    if row[4] is None:
+        return None
+    against, limit = row[4]
+    vals = sorted(v for v in row[5]["tapegrad"] if v is not None) if against == "value" else \
+        sorted(rep_ratios(row, against))
+    if not vals:
+        return None
+    return vals, sum(v <= limit for v in vals)
+
+
+def spread_line(row):
+    """One sentence on a targeted row's repetitions: their range and quartiles, and how many
+    are within the target (a verdict from the median alone hides how close the call is)."""
+    vals, within = target_spread(row)
+    # (ratios to three decimals: two would round 1.054 to a target of 1.05)
+    f = fmt if row[4][0] == "value" else (lambda v: f"{v:.3f}x")
+    mid = ""
+    if len(vals) >= 4:
+        q1, _, q3 = statistics.quantiles(vals, n=4)
+        mid = f", quartiles {f(q1)} to {f(q3)}"
+    return (f"{row[0]} {row[1]}: {f(vals[0])} to {f(vals[-1])}{mid}; {within} of {len(vals)} "
+            f"within the target")
 
 
 def ratio_of_medians(row, other):
@@ -357,6 +389,13 @@ def markdown(meta, rows, checks, failures):
             L.append(f"W7's {row[1]} is the median of each repetition's own ratio; as the median "
                      f"1M time over the median 100k time it is " + ", ".join(
                          f"{fmt(g.get(fw))} ({FW_LABEL[fw]})" for fw in FRAMEWORKS) + ".")
+    spreads = [spread_line(row) for row in rows if target_spread(row) is not None]
+    if spreads:
+        L.append("")
+        L.append("Each repetition's own value of what a target limits (the table gives their "
+                 "median):")
+        L.append("")
+        L.extend(f"- {line}" for line in spreads)
     L.append("")
     L.append("## Correctness (first iteration: loss and every gradient)")
     L.append("")
@@ -458,6 +497,7 @@ def write_results(out, meta, raw, checks, failures, profiles):
         value, ok = verdict(row)
         nr = numpy_ratio_applies(row)
         nt = not is_own_value(row)
+        spread = target_spread(row)
         summary.append({"workload": row[0], "metric": row[1], "unit": row[2], "values": row[3],
                         "repetitions": row[5],
                         "tapegrad_over_torch": ratio(row, "torch") if nt else None,
@@ -468,7 +508,9 @@ def write_results(out, meta, raw, checks, failures, profiles):
                         "growth_of_medians": row[6],
                         "target": None if row[4] is None else {"against": row[4][0],
                                                               "limit": row[4][1]},
-                        "target_value": value, "met": ok})
+                        "target_value": value, "met": ok,
+                        "repetitions_within_target": None if spread is None else spread[1],
+                        "target_values_per_repetition": None if spread is None else spread[0]})
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": meta, "summary": summary, "correctness": checks,
                    "failures": failures, "profiles": profiles, "raw": raw}, f, indent=1)
@@ -588,6 +630,11 @@ def main(argv=None):
         print(f"{jid:9s} {metric + ' [' + unit + ']':26s} {fmt(vals['tapegrad'], unit):>10s} "
               f"{fmt(vals['torch'], unit):>10s} {fmt(vals['numpy'], unit):>10s} "
               f"{r_t:>9s} {r_n:>9s}  {tgt}")
+    print()
+    print("per repetition, behind each target:")
+    for row in rows:
+        if target_spread(row) is not None:
+            print("  " + spread_line(row))
     print()
     print("correctness (max abs diff of loss and gradients, first iteration):")
     for jid, res in checks.items():

@@ -198,6 +198,36 @@ def test_w3_mm_runs_tapegrad_and_numpy_only_and_reports_both_parts(monkeypatch, 
     assert row["repetitions"]["tapegrad"] == pytest.approx([9.0, 18.0, 72.0, 72.0])
 
 
+def test_each_target_shows_its_repetitions_spread_and_how_many_are_within_it(monkeypatch,
+                                                                            tmp_path):
+    # W3's four repetitions: tapegrad / NumPy 1.0, 1.1, 1.02, 1.2 (median 1.06, not met)
+    tl = {"tapegrad": [10.0, 11.0, 10.2, 12.0], "numpy": [10.0] * 4, "torch": [10.0] * 4}
+    seen = []
+
+    def fake(job, fw, args, check_path=None, profile_path=None):
+        rep = sum(1 for j, f in seen if j == job[0] and f == fw)
+        seen.append((job[0], fw))
+        t = tl[fw][rep] / 1e3
+        return {"median": {"total": t, "fwd": t / 2, "bwd": t / 2, "update": 0.0,
+                           "matmul": t * 0.9, "rest": t * 0.1}}, 0.0
+
+    monkeypatch.setattr(run, "run_worker", fake)
+    monkeypatch.setattr(run, "plot", lambda rows, path: False)
+    run.main(["--only", "W3", "--repeats", "4", "--out", str(tmp_path)])
+    table = (tmp_path / "results.md").read_text()
+    assert "| W3 | step | ms | 10.6 | 10.0 | 10.0 | 1.06x | **1.06x** | ≤ 1.05x NumPy | " \
+        "**not met** |" in table
+    # (quartiles as statistics.quantiles gives them: 1.0 + 0.25 * 0.02, 1.1 + 0.75 * 0.1)
+    assert "- W3 step: 1.000x to 1.200x, quartiles 1.005x to 1.175x; 2 of 4 within the target" \
+        in table
+    summary = json.loads((tmp_path / "results.json").read_text())["summary"]
+    row = next(r for r in summary if r["workload"] == "W3" and r["metric"] == "step")
+    assert row["repetitions_within_target"] == 2
+    assert row["target_values_per_repetition"] == pytest.approx([1.0, 1.02, 1.1, 1.2])
+    fwd = next(r for r in summary if r["workload"] == "W3" and r["metric"] == "forward")
+    assert fwd["repetitions_within_target"] is None     # (no target, no spread)
+
+
 def test_every_product_of_both_mlp_steps_goes_through_numpy_matmul(monkeypatch):
     workloads = pytest.importorskip("benchmarks.workloads")
     import numpy as np
