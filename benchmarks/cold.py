@@ -35,14 +35,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads as W
+from worker import spin, time_matmul
 
 perf = time.perf_counter
-
-
-def _spin(seconds):
-    t = perf()
-    while perf() - t < seconds:
-        pass
 
 
 def first_call_after(trials):
@@ -61,7 +56,7 @@ def first_call_after(trials):
                 a.__iadd__(1.0)
         return run
 
-    befores = [(f"Python spin, {d:g} ms", (lambda d=d: _spin(d / 1e3))) for d in (0, 1, 2, 4, 8)]
+    befores = [(f"Python spin, {d:g} ms", (lambda d=d: spin(d / 1e3))) for d in (0, 1, 2, 4, 8)]
     befores += [("sleep, 4 ms", lambda: time.sleep(0.004)),
                 ("passes over own 4 MB, 4 ms", passes(4)),
                 ("passes over own 64 MB, 4 ms", passes(64))]
@@ -81,44 +76,20 @@ def first_call_after(trials):
     return rows
 
 
-class _Products:
-    """numpy.matmul routed through a timer that also runs ``after`` once each product is done;
-    ``take()`` gives the seconds spent in both since its last call."""
-
-    def __init__(self):
-        self.inner, self.spent, self.after = np.matmul, 0.0, None
-        np.matmul = self
-
-    def __call__(self, *a, **k):
-        t = perf()
-        try:
-            return self.inner(*a, **k)
-        finally:
-            if self.after is not None:
-                self.after()
-            self.spent += perf() - t
-
-    def take(self):
-        s, self.spent = self.spent, 0.0
-        return s
-
-    def restore(self):
-        np.matmul = self.inner
-
-
-def _alternate(steps, products, n):
-    """Run the two steps in turns (who goes first alternating); each one's median time less its
-    products, and median products time (µs)."""
+def _alternate(steps, take, n):
+    """Run the two steps in turns (who goes first alternating), their products timed by
+    ``take`` (:func:`worker.time_matmul`); each one's median time less its products, and median
+    products time (µs)."""
     rest = {k: [] for k in steps}
     prod = {k: [] for k in steps}
     keys = list(steps)
     for i in range(n):
         for k in (keys if i % 2 else keys[::-1]):
-            products.take()
+            take()
             t0 = perf()
             steps[k].step()
             total = perf() - t0
-            p = products.take()
+            p = take()
             rest[k].append(total - p)
             prod[k].append(p)
     skip = min(10, n // 5)      # (the first steps load code and BLAS buffers)
@@ -128,30 +99,32 @@ def _alternate(steps, products, n):
 
 def in_process(trials):
     """Rows for measurements 2 and 3."""
-    products = _Products()
+    tg = W.TorchLike("tapegrad")
+    small = {"tapegrad": W.TLMLP(tg, sizes=W.W8_SIZES, batch=W.W8_BATCH),
+             "numpy": W.NPMLP(sizes=W.W8_SIZES, batch=W.W8_BATCH)}
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((256, 784)).astype(np.float32)
+    b = rng.standard_normal((784, 384)).astype(np.float32)
+    matmul = np.matmul     # (the product after each product: not itself timed as one)
+    rows = []
+    for name, after in (("nothing", None), ("a 1.25 ms spin", lambda: spin(0.00125)),
+                        ("a 256x784 @ 784x384 product", lambda: matmul(a, b))):
+        take = time_matmul(after)
+        try:
+            rest, _ = _alternate(small, take, trials)
+        finally:
+            take.restore()
+        rows.append((f"W8 step less products, {name} after each", rest["tapegrad"],
+                     rest["numpy"]))
+    big = {"tapegrad": W.TLMLP(tg), "numpy": W.NPMLP()}
+    take = time_matmul()
     try:
-        tg = W.TorchLike("tapegrad")
-        small = {"tapegrad": W.TLMLP(tg, sizes=W.W8_SIZES, batch=W.W8_BATCH),
-                 "numpy": W.NPMLP(sizes=W.W8_SIZES, batch=W.W8_BATCH)}
-        rng = np.random.default_rng(0)
-        a = rng.standard_normal((256, 784)).astype(np.float32)
-        b = rng.standard_normal((784, 384)).astype(np.float32)
-        inner = products.inner
-        rows = []
-        for name, after in (("nothing", None), ("a 1.25 ms spin", lambda: _spin(0.00125)),
-                            ("a 256x784 @ 784x384 product", lambda: inner(a, b))):
-            products.after = after
-            rest, _ = _alternate(small, products, trials)
-            rows.append((f"W8 step less products, {name} after each", rest["tapegrad"],
-                         rest["numpy"]))
-        products.after = None
-        big = {"tapegrad": W.TLMLP(tg), "numpy": W.NPMLP()}
-        rest, prod = _alternate(big, products, max(trials // 2, 2))
-        rows.append(("W3 step less its products", rest["tapegrad"], rest["numpy"]))
-        rows.append(("W3 step's 8 products", prod["tapegrad"], prod["numpy"]))
-        return rows
+        rest, prod = _alternate(big, take, max(trials // 2, 2))
     finally:
-        products.restore()
+        take.restore()
+    rows.append(("W3 step less its products", rest["tapegrad"], rest["numpy"]))
+    rows.append(("W3 step's 8 products", prod["tapegrad"], prod["numpy"]))
+    return rows
 
 
 def main(argv=None):

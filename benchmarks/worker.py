@@ -96,15 +96,24 @@ def _median(xs):
 
 
 # ---- modes -------------------------------------------------------------------------------------
-def time_matmul(wait=0.0):
-    """Route ``numpy.matmul`` through a timer (tapegrad's matrix products and the hand-written
-    MLP call it by that name at each call); returns a function that gives the seconds spent in
-    it since it was last called, and starts the count again. torch's products do not go through
-    NumPy, so they are not counted.
+def spin(seconds):
+    """Busy-wait ``seconds``: the process keeps its CPU, as it does inside a product (a sleep
+    would give it up)."""
+    perf = time.perf_counter
+    t = perf()
+    while perf() - t < seconds:
+        pass
 
-    ``wait`` (seconds): after each product, spin that long inside the timed span, so the step's
-    other code runs as it runs after a large product, when it last ran that long ago (W8-cold).
-    A spin, not a sleep: the process keeps its CPU, as it does inside a product."""
+
+def time_matmul(after=None):
+    """Route ``numpy.matmul`` through a timer (tapegrad's matrix products and the hand-written
+    MLP call it by that name at each call); returns ``take()``, which gives the seconds spent in
+    it since it was last called and starts the count again, and ``take.restore()``, which puts
+    ``numpy.matmul`` back. torch's products do not go through NumPy, so they are not counted.
+
+    ``after``: called once each product is done, inside the timed span, so the step's other code
+    runs as it runs after a large product, when it last ran that long ago (W8-cold: a
+    :func:`spin`; benchmarks/cold.py: also a product of W3's size)."""
     inner = np.matmul
     spent = [0.0]
     perf = time.perf_counter
@@ -114,10 +123,8 @@ def time_matmul(wait=0.0):
         try:
             return inner(*a, **k)
         finally:
-            if wait:
-                done = perf()
-                while perf() - done < wait:
-                    pass
+            if after is not None:
+                after()
             spent[0] += perf() - t
 
     np.matmul = matmul
@@ -125,13 +132,18 @@ def time_matmul(wait=0.0):
     def take():
         s, spent[0] = spent[0], 0.0
         return s
+
+    def restore():
+        np.matmul = inner
+    take.restore = restore
     return take
 
 
 def run_timed(args, result):
     bench = W.build(args.workload, args.framework, args.threads)
-    timing = args.time_matmul or args.wait_after_matmul
-    matmul_time = time_matmul(args.wait_after_matmul / 1e3) if timing else None
+    wait = args.wait_after_matmul / 1e3
+    matmul_time = time_matmul((lambda: spin(wait)) if wait else None) \
+        if args.time_matmul or wait else None
     if args.check:
         np.savez(args.check, **bench.check())
     for _ in range(args.warmup):

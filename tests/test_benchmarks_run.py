@@ -101,7 +101,7 @@ def test_the_spin_follows_each_product_inside_its_timed_span(monkeypatch):
     worker = pytest.importorskip("benchmarks.worker")
     import numpy as np
     monkeypatch.setattr(np, "matmul", np.matmul)    # (restored after the test)
-    take = worker.time_matmul(0.003)
+    take = worker.time_matmul(lambda: worker.spin(0.003))
     a = np.ones((2, 2))
     for calls in (1, 2):
         for _ in range(calls):
