@@ -252,10 +252,14 @@ def target_spread(row):
     return vals, sum(v <= limit for v in vals)
 
 
-def spread_line(row):
-    """One sentence on a targeted row's repetitions: their range and quartiles, and how many
+def spread_lines(rows):
+    """One line per targeted row on its repetitions: their range and quartiles, and how many
     are within the target (a verdict from the median alone hides how close the call is)."""
-    vals, within = target_spread(row)
+    return [_spread_line(row, s) for row in rows if (s := target_spread(row)) is not None]
+
+
+def _spread_line(row, spread):
+    vals, within = spread
     # (ratios to three decimals: two would round 1.054 to a target of 1.05)
     f = fmt if row[4][0] == "value" else (lambda v: f"{v:.3f}x")
     mid = ""
@@ -389,7 +393,7 @@ def markdown(meta, rows, checks, failures):
             L.append(f"W7's {row[1]} is the median of each repetition's own ratio; as the median "
                      f"1M time over the median 100k time it is " + ", ".join(
                          f"{fmt(g.get(fw))} ({FW_LABEL[fw]})" for fw in FRAMEWORKS) + ".")
-    spreads = [spread_line(row) for row in rows if target_spread(row) is not None]
+    spreads = spread_lines(rows)
     if spreads:
         L.append("")
         L.append("Each repetition's own value of what a target limits (the table gives their "
@@ -631,11 +635,12 @@ def main(argv=None):
               f"{fmt(vals['torch'], unit):>10s} {fmt(vals['numpy'], unit):>10s} "
               f"{r_t:>9s} {r_n:>9s}  {tgt}")
     print()
-    print("per repetition, behind each target:")
-    for row in rows:
-        if target_spread(row) is not None:
-            print("  " + spread_line(row))
-    print()
+    spreads = spread_lines(rows)
+    if spreads:
+        print("per repetition, behind each target:")
+        for line in spreads:
+            print("  " + line)
+        print()
     print("correctness (max abs diff of loss and gradients, first iteration):")
     for jid, res in checks.items():
         print(f"  {jid:8s} " + "  ".join(f"{k}: {v['max_abs_diff']:.2e} ({v['worst']})"
