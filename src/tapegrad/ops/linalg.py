@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import ArrayFunction
+from ..autograd.grad_mode import set_state
+from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from .._dtype import overflow_error, overflows, scalar_name
 from ._util import Tensor, promote
@@ -254,6 +256,95 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
     def backward(ctx, g):
         m1, m2 = ctx.saved_tensors
         return (g if ctx.needs(0) else None, *mm_grads(ctx, g, m1, m2, 1, 2))
+
+
+class Linear(Addmm, name="AddmmBackward0"):
+    """bias + input @ weight^T for a 2-D input and a leaf weight (nn.Linear's call), recorded as
+    torch records it: one AddmmBackward0 whose mat2 is the weight's TBackward0 view.
+
+    The TBackward0 node is made only when something looks for it: next_functions, a hook on
+    this node, calling it (:func:`_with_t`). Until then this node's edge leads to the weight
+    itself, and a plain backward computes what the two nodes would give the weight: Addmm's
+    mat2 derivative ``input^T @ grad``, transposed back by TBackward0's ``grad.t()``, is
+    ``grad^T @ input``; mat1's is ``grad @ weight``. The same products of the same arrays, so
+    the same values, without two transpose ops and a node per layer (W3's step is about a
+    fifth faster for it). A backward that records a graph (create_graph) records the
+    transposes as the two nodes would. Derivatives: derivatives.yaml addmm and t, as
+    :class:`Addmm` and :class:`~tapegrad.ops.shape.T`."""
+
+    @staticmethod
+    def forward(ctx, bias, m1, w):
+        ctx.save_for_backward(m1 if ctx.needs(2) else None, w if ctx.needs(1) else None)
+        # (the weight's array as forward used it: TBackward0's view would keep it if the weight
+        # got another array since, through .data)
+        ctx.fwd = (_transposed(m1), w)
+        out = np.matmul(m1, w.T)
+        out += bias
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        m1, w = ctx.saved_tensors
+        m1_t, wd = ctx.fwd
+        wt = ctx._wt
+        gbias = g if ctx.needs(0) else None
+        if wt is None:
+            if not m1_t and wd.flags.c_contiguous and not _grad_state.record:
+                # (the layouts mm_grads would give: C-contiguous, as the input and weight)
+                return (gbias, MmT.apply(g, wd, False, False) if ctx.needs(1) else None,
+                        MmT.apply(g, m1, True, False) if ctx.needs(2) else None)
+            fn = ctx._edges[8]
+            if w is None and fn is None:
+                return gbias, None, None
+            # no TBackward0 node in this graph: the weight's gradient goes through a transpose
+            # of its own, recorded as that node would record it, and is given back transposed
+            wt = _weight_view(w if w is not None else fn.variable, wd)
+            ctx.layout = (m1_t, _transposed(wt._data))
+            ga, gb = mm_grads(ctx, g, m1, wt, 1, 2)
+            return gbias, ga, None if gb is None else T.apply(gb)
+        ctx.layout = (m1_t, _transposed(wt._data))
+        return (gbias, *mm_grads(ctx, g, m1, wt, 1, 2))
+
+
+def _weight_view(w, wd):
+    """``w.t()`` over the weight's array at forward ``wd``, recorded whatever the grad mode (a
+    TBackward0 node when ``w`` requires grad)."""
+    prev, inference = _grad_state.grad_enabled, _grad_state.inference
+    set_state(True, False)
+    try:
+        wt = T.apply(w)
+    finally:
+        set_state(prev, inference)
+    wt._data = wd.T
+    return wt
+
+
+def _with_t(node):
+    """Give a :class:`Linear` node its TBackward0 node, as torch's graph has it, once: numbered
+    just below the node's own number (where T.apply would have numbered it, before any node
+    made earlier), and its edge and saved view of the weight now through it."""
+    fn = node._edges[8]
+    if node._wt is None and fn is not None:
+        wt = _weight_view(fn.variable, node.fwd[1])
+        tn = wt.grad_fn
+        tn._seq = node._seq - 0.5
+        node._edges = node._edges[:8] + (tn, 0, wt._data.shape, wt._data.dtype)
+        node._wt = wt
+    return node
+
+
+def _linear_node_patch():
+    """next_functions, a hook on the node and calling it see the TBackward0 node."""
+    cls = Linear._backward_cls
+    base = cls.__mro__[1]
+    cls._wt = None
+    cls.next_functions = property(lambda self: base.next_functions.fget(_with_t(self)))
+    cls._shown = lambda self: base._shown(_with_t(self))
+    cls.register_hook = lambda self, fn: base.register_hook(_with_t(self), fn)
+    cls.__call__ = lambda self, *grads: base.__call__(_with_t(self), *grads)
+
+
+_linear_node_patch()
 
 
 class AddmmScaled(Addmm, name="AddmmBackward0"):

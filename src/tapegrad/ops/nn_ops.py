@@ -15,7 +15,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of, to_float
 from .._dtype import scalar_name
-from .linalg import Addmm, check_bias, check_same_dtype, matmul
+from .linalg import Addmm, Linear, check_bias, check_same_dtype, matmul
 from .shape import T
 from ..autograd.graph import user_stacklevel
 
@@ -533,7 +533,10 @@ def linear(input, weight, bias=None):
     ia, wa = input._data, weight._data
     if ia.ndim == 2 and wa.ndim == 2 and isinstance(bias, Tensor) and \
             ia.shape[1] == wa.shape[1] and ia.dtype is wa.dtype and bias._data.dtype is ia.dtype:
-        # (nn.Linear's usual call, checked in one go)
+        # (nn.Linear's usual call, checked in one go; a weight with history goes through its
+        # own TBackward0 node, as Linear makes that node only for a leaf)
+        if weight.grad_fn is None:
+            return Linear.apply(bias, input, weight)
         return Addmm.apply(bias, input, T.apply(weight))
     if bias is not None:
         check_bias(bias, input, "linear", "bias", 3, dtype=False)
