@@ -63,7 +63,11 @@ def test_graph_and_transpose_node_hooks_as_torch(look):
     def run(lib):
         x, w, b = (lib.tensor(a, requires_grad=True) for a in (X, W, B))
         y = lib.nn.functional.linear(x, w, b)
-        seen = []
+        seen, order = [], []
+        # (the leaves' order among themselves: tapegrad runs these hooks after the walk, torch
+        # among the nodes, so the two lists are kept apart)
+        for name, p in (("x", x), ("w", w), ("b", b)):
+            p.register_post_accumulate_grad_hook(lambda t, name=name: order.append(name))
         if look:
             fns = _names(y.grad_fn)
             t = y.grad_fn.next_functions[2][0]
@@ -73,14 +77,28 @@ def test_graph_and_transpose_node_hooks_as_torch(look):
         (y * y).sum().backward()
         if not look:
             fns = _names(y.grad_fn)
-        return fns, seen, _grads(x, w, b), w.grad.stride()
+        return fns, seen, _grads(x, w, b), w.grad.stride(), order
 
     got = run(tg)
     assert got[0] == ["AccumulateGrad", "AccumulateGrad", "TBackward0"]
     assert got[3] == (4, 1)
     want = run(_torch())
-    assert got[0] == want[0] and got[1] == want[1] and got[3] == want[3]
+    assert got[0] == want[0] and got[1] == want[1] and got[3] == want[3] and got[4] == want[4]
     _same(got[2], want[2])
+
+
+def test_hook_on_the_addmm_node_before_anything_looked_as_torch():
+    def run(lib):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (X, W, B))
+        y = lib.nn.functional.linear(x, w, b)
+        seen = []
+        y.grad_fn.register_hook(lambda gi, go: seen.append([list(v.shape) for v in gi]))
+        (y * y).sum().backward()
+        return seen, _grads(x, w, b)
+
+    got, want = run(tg), run(_torch())
+    assert got[0] == want[0] == [[[3], [6, 4], [4, 3]]]
+    _same(got[1], want[1])
 
 
 def test_hook_on_the_addmm_node_and_calling_it_as_torch():

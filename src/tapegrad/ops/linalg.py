@@ -334,12 +334,12 @@ def _with_t(node):
 
 
 def _linear_node_patch():
-    """next_functions, a hook on the node and calling it see the TBackward0 node."""
+    """next_functions, a hook on the node (whose grad_inputs follow next_functions) and calling
+    it see the TBackward0 node."""
     cls = Linear._backward_cls
     base = cls.__mro__[1]
     cls._wt = None
     cls.next_functions = property(lambda self: base.next_functions.fget(_with_t(self)))
-    cls._shown = lambda self: base._shown(_with_t(self))
     cls.register_hook = lambda self, fn: base.register_hook(_with_t(self), fn)
     cls.__call__ = lambda self, *grads: base.__call__(_with_t(self), *grads)
 
