@@ -55,6 +55,16 @@ class SGD(Optimizer):
         where = user_frame()    # (the line of this step, for every version it bumps)
         for group in self.param_groups:
             momentum = group["momentum"]
+            if momentum == 0 and group["weight_decay"] == 0 and not group["maximize"]:
+                # plain SGD (torch's defaults): _sgd_update's last step alone, p -= lr * grad,
+                # without its per-parameter reads of the group's options
+                alpha = -group["lr"]
+                for p in group["params"]:
+                    g = p._grad
+                    if g is not None:
+                        add_scaled_(p._data, g._data, alpha)
+                        bump_version(p, where)
+                continue
             for p in group["params"]:
                 grad = _grad_array(p)
                 if grad is None:
