@@ -267,9 +267,9 @@ class Linear(Addmm, name="AddmmBackward0"):
     itself, and a plain backward computes what the two nodes would give the weight: Addmm's
     mat2 derivative ``input^T @ grad``, transposed back by TBackward0's ``grad.t()``, is
     ``grad^T @ input``; mat1's is ``grad @ weight``. The same products of the same arrays, so
-    the same values, without two transpose ops and a node per layer (W3's step is about a
-    fifth faster for it). A backward that records a graph (create_graph) records the
-    transposes as the two nodes would. Derivatives: derivatives.yaml addmm and t, as
+    the same values, without two transpose ops and a node per layer (benchmarks/ W8's step,
+    W3's at tiny sizes, costs about a sixth less over the hand-written one for it). A backward
+    that records a graph (create_graph) records the transposes as the two nodes would. Derivatives: derivatives.yaml addmm and t, as
     :class:`Addmm` and :class:`~tapegrad.ops.shape.T`."""
 
     @staticmethod
