@@ -74,13 +74,18 @@ def _unquiet(token):
 
 def _collect(root_nodes, targets):
     """Dependency counts of the nodes reachable from the roots; with ``targets``, only of the
-    nodes that lead to one (returned as ``needed``)."""
+    nodes that lead to one (returned as ``needed``). A node that makes edges on demand
+    (``_lazy``: a Linear node's TBackward0 node) makes them first: a hook running inside this
+    walk could ask for them after the counts were taken."""
     deps = {}
     if targets is None:
         roots = set(root_nodes)
         stack = list(root_nodes)
         while stack:
-            edges = stack.pop()._edges
+            node = stack.pop()
+            if node._lazy is not None:
+                node._lazy()
+            edges = node._edges
             # (flat edges, four entries per argument: stepped through by hand, as a slice or a
             # range costs an object per node)
             k, n = 0, len(edges)
@@ -121,6 +126,8 @@ def _postorder(roots):
         if node in visited:
             continue
         visited.add(node)
+        if node._lazy is not None:
+            node._lazy()
         stack.append((node, True))
         for f in node._edges[::4]:
             if f is not None and f not in visited:
@@ -359,6 +366,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                         ran.append(node)
                         res = call_node(node, grads)
                         break
+                # (read again: its hooks may have made edges it makes on demand, _lazy, which
+                # its backward then gave its gradients for)
+                edges = node._edges
                 if res is None:     # (no gradient reached it: its inputs' counts still go down)
                     res = (None,) * (len(edges) >> 2)
             else:

@@ -315,6 +315,7 @@ class Node:
     _out_meta = None
     _special = None
     _out_vc = None     # the counter of a result saved without one, once made (version_counter)
+    _lazy = None       # makes edges a node makes on demand (ops.linalg._with_t): engine._collect
 
     # (no __init__: calling a class that has none is the cheapest way to make an object, and a
     # recorded op makes one; whoever makes a node sets _edges, _seq and _saved, see new_node)

@@ -5,14 +5,16 @@ are treated as a row/column vector; broadcast batch dims are summed back by the 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from ..autograd.function import ArrayFunction
+from ..autograd.function import ArrayFunction, _share_version
 from ..autograd.grad_mode import set_state
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from .._dtype import overflow_error, overflows, scalar_name
-from ._util import Tensor, promote
+from ._util import Tensor, _make, promote
 from .shape import T
 
 
@@ -284,26 +286,26 @@ class Linear(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def backward(ctx, g):
+        if ctx._wt is not None:
+            # the TBackward0 node is there (_with_t): the two nodes' record, Addmm's part
+            return Addmm.backward(ctx, g)
         m1, w = ctx.saved_tensors
         m1_t, wd = ctx.fwd
-        wt = ctx._wt
         gbias = g if ctx.needs(0) else None
-        if wt is None:
-            if not m1_t and wd.flags.c_contiguous and not _grad_state.record:
-                # (the layouts mm_grads would give: C-contiguous, as the input and weight)
-                return (gbias, MmT.apply(g, wd, False, False) if ctx.needs(1) else None,
-                        MmT.apply(g, m1, True, False) if ctx.needs(2) else None)
-            fn = ctx._edges[8]
-            if w is None and fn is None:
-                return gbias, None, None
-            # no TBackward0 node in this graph: the weight's gradient goes through a transpose
-            # of its own, recorded as that node would record it, and is given back transposed
-            wt = _weight_view(w if w is not None else fn.variable, wd)
-            ctx.layout = (m1_t, _transposed(wt._data))
-            ga, gb = mm_grads(ctx, g, m1, wt, 1, 2)
-            return gbias, ga, None if gb is None else T.apply(gb)
+        if not m1_t and wd.flags.c_contiguous and not _grad_state.record:
+            # (the layouts mm_grads would give: C-contiguous, as the input and weight)
+            return (gbias, MmT.apply(g, wd, False, False) if ctx.needs(1) else None,
+                    MmT.apply(g, m1, True, False) if ctx.needs(2) else None)
+        fn = ctx._edges[8]
+        if w is None and fn is None:
+            return gbias, None, None
+        # this node's edge still leads to the weight (the engine has read it): the weight's
+        # gradient goes through a transpose of its own, recorded as TBackward0 would record it,
+        # and is given back transposed
+        wt = _weight_view(w if w is not None else fn.variable, wd)
         ctx.layout = (m1_t, _transposed(wt._data))
-        return (gbias, *mm_grads(ctx, g, m1, wt, 1, 2))
+        ga, gb = mm_grads(ctx, g, m1, wt, 1, 2)
+        return gbias, ga, None if gb is None else T.apply(gb)
 
 
 def _weight_view(w, wd):
@@ -319,26 +321,46 @@ def _weight_view(w, wd):
     return wt
 
 
+_T_LOCK = threading.Lock()
+
+
 def _with_t(node):
-    """Give a :class:`Linear` node its TBackward0 node, as torch's graph has it, once: numbered
-    just below the node's own number (where T.apply would have numbered it, before any node
-    made earlier), and its edge and saved view of the weight now through it."""
+    """Give a :class:`Linear` node its TBackward0 node, once, as T.apply would have recorded it
+    at forward (also when the weight has stopped requiring grad since): numbered just below the
+    node's own number, before any node made earlier; the node's edge and saved weight (a view
+    of the weight's array at forward, sharing its version counter) now go through it, and its
+    backward is Addmm's. A backward that counts (``inputs=``, a hook on a leaf) makes these
+    first (engine._collect); one that does not reads a node's edges when it runs it, after that
+    node's own hooks, so a hook may make them mid-walk."""
     fn = node._edges[8]
     if node._wt is None and fn is not None:
-        wt = _weight_view(fn.variable, node.fwd[1])
-        tn = wt.grad_fn
-        tn._seq = node._seq - 0.5
-        node._edges = node._edges[:8] + (tn, 0, wt._data.shape, wt._data.dtype)
-        node._wt = wt
+        with _T_LOCK:   # (one TBackward0 node, whichever thread asks first)
+            if node._wt is None:
+                m1_t, wd = node.fwd
+                tn = T._backward_cls()
+                tn._edges = node._edges[8:12]
+                tn._seq = node._seq - 0.5
+                tn._saved = None
+                wt = _make(wd.T)
+                _share_version(wt, T, (fn.variable,))
+                wt.grad_fn = tn
+                wt._requires_grad = True
+                saved = node._saved
+                if type(saved) is list and saved[1] is not None:
+                    saved[1] = ("i", wt) + saved[1][2:]
+                node.layout = (m1_t, _transposed(wt._data))
+                node._edges = node._edges[:8] + (tn, 0, wt._data.shape, wt._data.dtype)
+                node._wt = wt
     return node
 
 
 def _linear_node_patch():
-    """next_functions, a hook on the node (whose grad_inputs follow next_functions) and calling
-    it see the TBackward0 node."""
+    """next_functions, a hook on the node (whose grad_inputs follow next_functions), calling it
+    and a backward that counts (``_lazy``) see the TBackward0 node."""
     cls = Linear._backward_cls
     base = cls.__mro__[1]
     cls._wt = None
+    cls._lazy = _with_t
     cls.next_functions = property(lambda self: base.next_functions.fget(_with_t(self)))
     cls.register_hook = lambda self, fn: base.register_hook(_with_t(self), fn)
     cls.__call__ = lambda self, *grads: base.__call__(_with_t(self), *grads)

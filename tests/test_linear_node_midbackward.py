@@ -1,0 +1,101 @@
+"""F.linear's lazily made TBackward0 node (ops.linalg._with_t) asked for while a backward runs
+(a hook looking at next_functions), by two threads at once, or after the weight stopped
+requiring grad: the gradients, the hooks that run and the graph are torch's."""
+import itertools
+import threading
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _run(lib, where, mode, extra):
+    F = lib.nn.functional
+    log = []
+    x = lib.tensor(np.sin(np.arange(12.)).reshape(3, 4)).requires_grad_()
+    w = lib.tensor(np.cos(np.arange(8.)).reshape(2, 4)).requires_grad_()
+    b = lib.tensor(np.arange(2.)).requires_grad_()
+    y = F.linear(x, w, b)
+    z = F.linear(y.tanh(), lib.ones(4, 2, dtype=lib.float64), None)
+    loss = (z * z).sum() + (w * 3).sum()
+
+    def look(*a):
+        fns = y.grad_fn.next_functions
+        log.append(("look", fns[2][0].name()))
+        if extra == "T_hooks":
+            fns[2][0].register_hook(lambda gi, go: log.append(("T_hook", tuple(gi[0].shape))))
+            fns[2][0].register_prehook(lambda go: log.append(("T_pre", tuple(go[0].shape))))
+        if extra == "w_hook_mid":
+            w.register_hook(lambda g: log.append(("w_hook_mid", round(g.sum().item(), 8))))
+    if extra == "w_hook":
+        w.register_hook(lambda g: log.append(("w_hook", round(g.sum().item(), 8))))
+    {"y": lambda: y.register_hook(look), "addmm_pre": lambda: y.grad_fn.register_prehook(look),
+     "mul_pre": lambda: z.grad_fn.register_prehook(look), "x": lambda: x.register_hook(look),
+     "b": lambda: b.register_hook(look)}[where]()
+    if mode == "backward":
+        loss.backward()
+        r = [w.grad, x.grad, b.grad]
+    elif mode == "backward_inputs":
+        loss.backward(inputs=[w])
+        r = [w.grad, x.grad, b.grad]
+    elif mode == "grad_w":
+        r = list(lib.autograd.grad(loss, [w]))
+    else:
+        r = list(lib.autograd.grad(loss, [w, x, b], create_graph=True))
+        r += list(lib.autograd.grad(sum(t.pow(2).sum() for t in r), [w, x]))
+    return [None if t is None else round(t.sum().item(), 8) for t in r], log
+
+
+@pytest.mark.parametrize("where,mode,extra", list(itertools.product(
+    ["y", "addmm_pre", "mul_pre", "x", "b"], ["backward", "backward_inputs", "grad_w", "grad_cg"],
+    ["none", "w_hook", "T_hooks", "w_hook_mid"])))
+def test_next_functions_looked_at_mid_backward(where, mode, extra):
+    torch = pytest.importorskip("torch")
+    assert _run(tg, where, mode, extra) == _run(torch, where, mode, extra)
+
+
+def test_square_weight_gradient_not_transposed_by_a_prehook_looking():
+    x = tg.tensor(np.sin(np.arange(12.)).reshape(3, 4))
+    w = tg.tensor(np.arange(16.).reshape(4, 4)).requires_grad_()
+    b = tg.zeros(4, dtype=tg.float64, requires_grad=True)
+    y = tg.nn.functional.linear(x, w, b)
+    def look(g):
+        y.grad_fn.next_functions
+    y.grad_fn.register_prehook(look)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.broadcast_to(x.numpy().sum(0), (4, 4)))
+
+
+def test_weight_that_stopped_requiring_grad_still_shows_its_t_node():
+    x = tg.ones(3, 4)
+    w = tg.ones(2, 4, requires_grad=True)
+    y = tg.nn.functional.linear(x, w, tg.zeros(2))
+    w.requires_grad_(False)
+    (t, _), = [e for e in y.grad_fn.next_functions if e[0] is not None][-1:]
+    assert type(t).__name__ == "TBackward0"
+    assert t.next_functions[0][0].variable is w
+
+
+def test_threads_see_one_t_node():
+    import sys
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(50):
+            y = tg.nn.functional.linear(tg.ones(3, 4), tg.ones(2, 4, requires_grad=True),
+                                        tg.zeros(2, requires_grad=True))
+            res = [None] * 4
+            bar = threading.Barrier(4)
+
+            def f(i):
+                bar.wait()
+                res[i] = y.grad_fn.next_functions[2][0]
+            ts = [threading.Thread(target=f, args=(i,)) for i in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            assert all(r is y.grad_fn.next_functions[2][0] for r in res)
+    finally:
+        sys.setswitchinterval(old)
