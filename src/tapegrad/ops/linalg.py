@@ -265,14 +265,15 @@ class Linear(Addmm, name="AddmmBackward0"):
     torch records it: one AddmmBackward0 whose mat2 is the weight's TBackward0 view.
 
     The TBackward0 node is made only when something looks for it: next_functions, a hook on
-    this node, calling it (:func:`_with_t`). Until then this node's edge leads to the weight
-    itself, and a plain backward computes what the two nodes would give the weight: Addmm's
-    mat2 derivative ``input^T @ grad``, transposed back by TBackward0's ``grad.t()``, is
-    ``grad^T @ input``; mat1's is ``grad @ weight``. The same products of the same arrays, so
-    the same values, without two transpose ops and a node per layer (benchmarks/ W8's step,
-    W3's at tiny sizes, costs about a sixth less over the hand-written one for it). A backward
-    that records a graph (create_graph) records the transposes as the two nodes would. Derivatives: derivatives.yaml addmm and t, as
-    :class:`Addmm` and :class:`~tapegrad.ops.shape.T`."""
+    this node, calling it, a backward that counts (:func:`_with_t`). Until then this node's edge
+    leads to the weight itself, and a plain backward computes what the two nodes would give the
+    weight: Addmm's mat2 derivative ``input^T @ grad``, transposed back by TBackward0's
+    ``grad.t()``, is ``grad^T @ input``; mat1's is ``grad @ weight``. The same products of the
+    same arrays, so the same values, without two transpose ops and a node per layer
+    (benchmarks/ W8's step, W3's at tiny sizes, costs about a sixth less over the hand-written
+    one for it). A backward that records a graph (create_graph) records the transposes as the
+    two nodes would. Derivatives: derivatives.yaml addmm and t, as :class:`Addmm` and
+    :class:`~tapegrad.ops.shape.T`."""
 
     @staticmethod
     def forward(ctx, bias, m1, w):
