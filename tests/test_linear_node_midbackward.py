@@ -99,3 +99,40 @@ def test_threads_see_one_t_node():
             assert all(r is y.grad_fn.next_functions[2][0] for r in res)
     finally:
         sys.setswitchinterval(old)
+
+
+def test_backward_lets_go_of_the_forward_weight_array():
+    import gc
+    import weakref
+    for look in (False, True):
+        w = tg.ones(2, 4, requires_grad=True)
+        y = tg.nn.functional.linear(tg.ones(3, 4, requires_grad=True), w, tg.zeros(2))
+        if look:
+            y.grad_fn.next_functions
+        y.sum().backward()
+        ref = weakref.ref(w._data)
+        w.data = tg.zeros(2, 4)
+        gc.collect()
+        assert ref() is None
+        assert type(y.grad_fn.next_functions[2][0]).__name__ == "TBackward0"
+        with pytest.raises(RuntimeError, match="second time"):
+            y.sum().backward()
+
+
+@pytest.mark.parametrize("w_grad", [True, False])
+@pytest.mark.parametrize("modified", ["w", "x"])
+def test_input_modified_in_place_is_named_as_torch_saved_it(w_grad, modified):
+    x = tg.ones(3, 4, requires_grad=True)
+    w = tg.ones(2, 4, requires_grad=w_grad)
+    y = tg.nn.functional.linear(x, w, tg.zeros(2))
+    with tg.no_grad():
+        (w if modified == "w" else x).add_(1)
+    shape = r"\[4, 2\]" if modified == "w" else r"\[3, 4\]"
+    k = 1 if modified == "w" else 0
+    if modified == "x" and not w_grad:
+        # (x is saved only for the weight's gradient: nothing to refuse)
+        y.sum().backward()
+        return
+    with pytest.raises(RuntimeError, match=rf"saved tensor {k} of AddmmBackward0 .*shape {shape}"):
+        y.sum().backward()
+    assert x.grad is None and w.grad is None

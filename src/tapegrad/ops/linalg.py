@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction, _share_version
 from ..autograd.grad_mode import set_state
+from ..autograd.graph import FREED, Node
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from .._dtype import overflow_error, overflows, scalar_name
@@ -290,7 +291,15 @@ class Linear(Addmm, name="AddmmBackward0"):
         if ctx._wt is not None:
             # the TBackward0 node is there (_with_t): the two nodes' record, Addmm's part
             return Addmm.backward(ctx, g)
-        m1, w = ctx.saved_tensors
+        try:
+            m1, w = ctx.saved_tensors
+        except RuntimeError:
+            saved = ctx._saved
+            if type(saved) is list and saved[1] is not None:
+                # (a version error: raised again naming the weight as torch saved it, transposed)
+                _save_view(ctx)
+                ctx.saved_tensors
+            raise
         m1_t, wd = ctx.fwd
         gbias = g if ctx.needs(0) else None
         if not m1_t and wd.flags.c_contiguous and not _grad_state.record:
@@ -342,26 +351,53 @@ def _with_t(node):
                 tn._edges = node._edges[8:12]
                 tn._seq = node._seq - 0.5
                 tn._saved = None
-                wt = _make(wd.T)
-                _share_version(wt, T, (fn.variable,))
+                wt = _save_view(node, fn.variable)
                 wt.grad_fn = tn
                 wt._requires_grad = True
-                saved = node._saved
-                if type(saved) is list and saved[1] is not None:
-                    saved[1] = ("i", wt) + saved[1][2:]
                 node.layout = (m1_t, _transposed(wt._data))
                 node._edges = node._edges[:8] + (tn, 0, wt._data.shape, wt._data.dtype)
                 node._wt = wt
     return node
 
 
+def _save_view(node, w=None):
+    """The weight's ``t()`` view over its array at forward, sharing its version counter, which
+    the node then saves in the weight's place (when it saves it), as torch saves ``weight.t()``
+    (the view is named by a version error). ``w``: the weight, else the saved one."""
+    saved = node._saved
+    entry = saved[1] if type(saved) is list else None
+    wt = _make(node.fwd[1].T)
+    _share_version(wt, T, (w if w is not None else entry[1],))
+    if entry is not None:
+        saved[1] = ("i", wt) + entry[2:]
+    return wt
+
+
+def _set_linear_saved(node, value):
+    """A backward frees the saved tensors: the weight's array at forward goes too (kept for a
+    weight whose .data was replaced since), as torch frees its saved ``weight.t()``; a stand-in
+    of no memory keeps its shape and dtype for a TBackward0 node made later."""
+    _SAVED_SLOT.__set__(node, value)
+    if value is FREED:
+        m1_t, wd = node.fwd
+        wd = np.broadcast_to(np.zeros((), wd.dtype), wd.shape)
+        node.fwd = (m1_t, wd)
+        if node._wt is not None:
+            node._wt._data = wd.T
+
+
+_SAVED_SLOT = Node.__dict__["_saved"]
+
+
 def _linear_node_patch():
     """next_functions, a hook on the node (whose grad_inputs follow next_functions), calling it
-    and a backward that counts (``_lazy``) see the TBackward0 node."""
+    and a backward that counts (``_lazy``) see the TBackward0 node; freeing the saved tensors
+    frees the weight's array at forward."""
     cls = Linear._backward_cls
     base = cls.__mro__[1]
     cls._wt = None
     cls._lazy = _with_t
+    cls._saved = property(_SAVED_SLOT.__get__, _set_linear_saved)
     cls.next_functions = property(lambda self: base.next_functions.fget(_with_t(self)))
     cls.register_hook = lambda self, fn: base.register_hook(_with_t(self), fn)
     cls.__call__ = lambda self, *grads: base.__call__(_with_t(self), *grads)
