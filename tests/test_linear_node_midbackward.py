@@ -108,7 +108,7 @@ def test_backward_lets_go_of_the_forward_weight_array():
         w = tg.ones(2, 4, requires_grad=True)
         y = tg.nn.functional.linear(tg.ones(3, 4, requires_grad=True), w, tg.zeros(2))
         if look:
-            y.grad_fn.next_functions
+            assert y.grad_fn.next_functions[2][0].name() == "TBackward0"
         y.sum().backward()
         ref = weakref.ref(w._data)
         w.data = tg.zeros(2, 4)
@@ -136,3 +136,27 @@ def test_input_modified_in_place_is_named_as_torch_saved_it(w_grad, modified):
     with pytest.raises(RuntimeError, match=rf"saved tensor {k} of AddmmBackward0 .*shape {shape}"):
         y.sum().backward()
     assert x.grad is None and w.grad is None
+
+
+@pytest.mark.parametrize("look", ["never", "before", "between"])
+def test_kept_graph_uses_the_forward_weight_after_data_replaced_as_torch(look):
+    def run(lib):
+        x = lib.tensor(np.arange(12.).reshape(3, 4), requires_grad=True)
+        w = lib.tensor(np.ones((2, 4)), requires_grad=True)
+        b = lib.zeros(2, dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.linear(x, w, b)
+        if look == "before":
+            assert y.grad_fn.next_functions[2][0].name() == "TBackward0"
+        (y * y).sum().backward(retain_graph=True)
+        w.data = lib.tensor(np.full((2, 4), 5.0))
+        if look == "between":
+            assert y.grad_fn.next_functions[2][0].name() == "TBackward0"
+        x.grad = w.grad = None
+        (y * y).sum().backward()
+        return [t.grad.numpy().tolist() for t in (x, w, b)]
+
+    got = run(tg)
+    # (y was computed from the ones: 2 * y @ w with the forward's weight)
+    assert got[0] == (2 * np.tile(np.arange(12.).reshape(3, 4).sum(1, keepdims=True), (1, 4)) * 2
+                      ).tolist()
+    assert got == run(pytest.importorskip("torch"))

@@ -11,7 +11,6 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction, _share_version
 from ..autograd.grad_mode import set_state
-from ..autograd.graph import FREED, Node
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from .._dtype import overflow_error, overflows, scalar_name
@@ -279,8 +278,8 @@ class Linear(Addmm, name="AddmmBackward0"):
     @staticmethod
     def forward(ctx, bias, m1, w):
         ctx.save_for_backward(m1 if ctx.needs(2) else None, w if ctx.needs(1) else None)
-        # (the weight's array as forward used it: TBackward0's view would keep it if the weight
-        # got another array since, through .data)
+        # (the weight's array as forward used it, until a backward or the TBackward0 node takes
+        # it: torch's saved weight.t() keeps it if the weight gets another array, through .data)
         ctx.fwd = (_transposed(m1), w)
         out = np.matmul(m1, w.T)
         out += bias
@@ -288,7 +287,7 @@ class Linear(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        if ctx._wt is not None:
+        if ctx._tn is not None:
             # the TBackward0 node is there (_with_t): the two nodes' record, Addmm's part
             return Addmm.backward(ctx, g)
         try:
@@ -300,15 +299,25 @@ class Linear(Addmm, name="AddmmBackward0"):
                 _save_view(ctx)
                 ctx.saved_tensors
             raise
-        m1_t, wd = ctx.fwd
         gbias = g if ctx.needs(0) else None
+        fn = ctx._edges[8]
+        if w is None and fn is None:
+            return gbias, None, None
+        m1_t, wd = ctx.fwd
+        if wd is not None:
+            # the weight's array at forward moves into its saved entry (when it is saved, for
+            # the input's gradient), to go with the saved tensors, as torch's saved weight.t():
+            # a graph a loop keeps for its loss must not keep every step's old weight
+            ctx.fwd = (m1_t, None)
+            if w is not None:
+                ctx._saved[1] += (wd,)
+        else:
+            # (a later backward of a graph kept by retain_graph)
+            wd = ctx._saved[1][4] if w is not None else fn.variable._data
         if not m1_t and wd.flags.c_contiguous and not _grad_state.record:
             # (the layouts mm_grads would give: C-contiguous, as the input and weight)
             return (gbias, MmT.apply(g, wd, False, False) if ctx.needs(1) else None,
                     MmT.apply(g, m1, True, False) if ctx.needs(2) else None)
-        fn = ctx._edges[8]
-        if w is None and fn is None:
-            return gbias, None, None
         # this node's edge still leads to the weight (the engine has read it): the weight's
         # gradient goes through a transpose of its own, recorded as TBackward0 would record it,
         # and is given back transposed
@@ -319,8 +328,8 @@ class Linear(Addmm, name="AddmmBackward0"):
 
 
 def _weight_view(w, wd):
-    """``w.t()`` over the weight's array at forward ``wd``, recorded whatever the grad mode (a
-    TBackward0 node when ``w`` requires grad)."""
+    """``w.t()`` over the weight's array ``wd`` (as forward used it), recorded whatever the grad
+    mode (a TBackward0 node when ``w`` requires grad)."""
     prev, inference = _grad_state.grad_enabled, _grad_state.inference
     set_state(True, False)
     try:
@@ -343,10 +352,9 @@ def _with_t(node):
     first (engine._collect); one that does not reads a node's edges when it runs it, after that
     node's own hooks, so a hook may make them mid-walk."""
     fn = node._edges[8]
-    if node._wt is None and fn is not None:
+    if node._tn is None and fn is not None:
         with _T_LOCK:   # (one TBackward0 node, whichever thread asks first)
-            if node._wt is None:
-                m1_t, wd = node.fwd
+            if node._tn is None:
                 tn = T._backward_cls()
                 tn._edges = node._edges[8:12]
                 tn._seq = node._seq - 0.5
@@ -354,50 +362,40 @@ def _with_t(node):
                 wt = _save_view(node, fn.variable)
                 wt.grad_fn = tn
                 wt._requires_grad = True
-                node.layout = (m1_t, _transposed(wt._data))
+                node.layout = (node.fwd[0], _transposed(wt._data))
                 node._edges = node._edges[:8] + (tn, 0, wt._data.shape, wt._data.dtype)
-                node._wt = wt
+                node._tn = tn
     return node
 
 
 def _save_view(node, w=None):
-    """The weight's ``t()`` view over its array at forward, sharing its version counter, which
-    the node then saves in the weight's place (when it saves it), as torch saves ``weight.t()``
-    (the view is named by a version error). ``w``: the weight, else the saved one."""
+    """The weight's ``t()`` view over its array at forward (from ``node.fwd``, or where a
+    backward put it; the weight's array now once the saved tensors are freed), sharing its
+    version counter, which the node then saves in the weight's place (when it saves it), as
+    torch saves ``weight.t()`` (a version error names the view). ``w``: the weight, else the
+    saved one."""
     saved = node._saved
     entry = saved[1] if type(saved) is list else None
-    wt = _make(node.fwd[1].T)
-    _share_version(wt, T, (w if w is not None else entry[1],))
+    w = w if w is not None else entry[1]
+    m1_t, wd = node.fwd
+    if wd is None:
+        # (a backward took it: in the saved entry, or gone with it)
+        wd = entry[4] if entry is not None else w._data
+    node.fwd = (m1_t, None)
+    wt = _make(wd.T)
+    _share_version(wt, T, (w,))
     if entry is not None:
-        saved[1] = ("i", wt) + entry[2:]
+        saved[1] = ("i", wt) + entry[2:4]
     return wt
-
-
-def _set_linear_saved(node, value):
-    """A backward frees the saved tensors: the weight's array at forward goes too (kept for a
-    weight whose .data was replaced since), as torch frees its saved ``weight.t()``; a stand-in
-    of no memory keeps its shape and dtype for a TBackward0 node made later."""
-    _SAVED_SLOT.__set__(node, value)
-    if value is FREED:
-        m1_t, wd = node.fwd
-        wd = np.broadcast_to(np.zeros((), wd.dtype), wd.shape)
-        node.fwd = (m1_t, wd)
-        if node._wt is not None:
-            node._wt._data = wd.T
-
-
-_SAVED_SLOT = Node.__dict__["_saved"]
 
 
 def _linear_node_patch():
     """next_functions, a hook on the node (whose grad_inputs follow next_functions), calling it
-    and a backward that counts (``_lazy``) see the TBackward0 node; freeing the saved tensors
-    frees the weight's array at forward."""
+    and a backward that counts (``_lazy``) see the TBackward0 node."""
     cls = Linear._backward_cls
     base = cls.__mro__[1]
-    cls._wt = None
+    cls._tn = None
     cls._lazy = _with_t
-    cls._saved = property(_SAVED_SLOT.__get__, _set_linear_saved)
     cls.next_functions = property(lambda self: base.next_functions.fget(_with_t(self)))
     cls.register_hook = lambda self, fn: base.register_hook(_with_t(self), fn)
     cls.__call__ = lambda self, *grads: base.__call__(_with_t(self), *grads)
