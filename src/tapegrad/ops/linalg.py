@@ -373,9 +373,11 @@ def _save_view(node, w=None):
     backward put it; the weight's array now once the saved tensors are freed), sharing its
     version counter, which the node then saves in the weight's place (when it saves it), as
     torch saves ``weight.t()`` (a version error names the view). ``w``: the weight, else the
-    saved one."""
+    saved one. A second call gives the view saved already."""
     saved = node._saved
     entry = saved[1] if type(saved) is list else None
+    if entry is not None and node.__dict__.get("_viewed"):
+        return entry[1]
     w = w if w is not None else entry[1]
     m1_t, wd = node.fwd
     if wd is None:
@@ -386,6 +388,7 @@ def _save_view(node, w=None):
     _share_version(wt, T, (w,))
     if entry is not None:
         saved[1] = ("i", wt) + entry[2:4]
+    node._viewed = True
     return wt
 
 
