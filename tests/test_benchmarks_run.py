@@ -92,9 +92,11 @@ def test_wait_after_matmul_spins_after_each_product_and_leaves_the_spins_out_of_
     ph = res["phases"]
     assert len(ph["matmul"]) == 3
     for total, mm, rest in zip(ph["total"], ph["matmul"], ph["rest"]):
-        # (8 products a step, each followed by a 5 ms spin inside its timed span: one spin in
-        # the rest would be 5 ms of it, where W8's own rest takes well under a millisecond)
-        assert mm >= 8 * 0.005 and rest == pytest.approx(total - mm) and 0 < rest < 0.005
+        # (8 products a step, each followed by a 5 ms spin inside its timed span)
+        assert mm >= 8 * 0.005 and rest == pytest.approx(total - mm) and rest > 0
+    # one spin in the rest would be 5 ms of every step's, where W8's own rest takes well under a
+    # millisecond (the quickest step: a loaded machine may stall one)
+    assert min(ph["rest"]) < 0.005
 
 
 def test_the_spin_follows_each_product_inside_its_timed_span(monkeypatch):
