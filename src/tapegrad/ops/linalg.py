@@ -9,8 +9,7 @@ import threading
 
 import numpy as np
 
-from ..autograd.function import ArrayFunction, _share_version
-from ..autograd.grad_mode import set_state
+from ..autograd.function import ArrayFunction, _share_version, unpack_saved
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from .._dtype import overflow_error, overflows, scalar_name
@@ -297,7 +296,7 @@ class Linear(Addmm, name="AddmmBackward0"):
             if type(saved) is list and saved[1] is not None:
                 # (a version error: raised again naming the weight as torch saved it, transposed)
                 _save_view(ctx)
-                ctx.saved_tensors
+                unpack_saved(ctx)
             raise
         gbias = g if ctx.needs(0) else None
         fn = ctx._edges[8]
@@ -319,25 +318,14 @@ class Linear(Addmm, name="AddmmBackward0"):
             return (gbias, MmT.apply(g, wd, False, False) if ctx.needs(1) else None,
                     MmT.apply(g, m1, True, False) if ctx.needs(2) else None)
         # this node's edge still leads to the weight (the engine has read it): the weight's
-        # gradient goes through a transpose of its own, recorded as TBackward0 would record it,
-        # and is given back transposed
-        wt = _weight_view(w if w is not None else fn.variable, wd)
+        # gradient goes through a transpose of its own (recorded, as TBackward0 would record
+        # it, when this backward records), over the weight's array at forward, and is given
+        # back transposed
+        wt = T.apply(w if w is not None else fn.variable)
+        wt._data = wd.T
         ctx.layout = (m1_t, _transposed(wt._data))
         ga, gb = mm_grads(ctx, g, m1, wt, 1, 2)
         return gbias, ga, None if gb is None else T.apply(gb)
-
-
-def _weight_view(w, wd):
-    """``w.t()`` over the weight's array ``wd`` (as forward used it), recorded whatever the grad
-    mode (a TBackward0 node when ``w`` requires grad)."""
-    prev, inference = _grad_state.grad_enabled, _grad_state.inference
-    set_state(True, False)
-    try:
-        wt = T.apply(w)
-    finally:
-        set_state(prev, inference)
-    wt._data = wd.T
-    return wt
 
 
 _T_LOCK = threading.Lock()

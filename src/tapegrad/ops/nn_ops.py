@@ -523,8 +523,9 @@ def linear(input, weight, bias=None):
 
     Recorded as torch 2.13's at::linear records it: 2-D input with a bias is one AddmmBackward0
     (TBackward0 on the way to the weight; for a leaf weight that node is made only once
-    next_functions, a hook on the AddmmBackward0 node or a call of it looks for it, and a plain
-    backward goes without it, to the same values: :class:`~tapegrad.ops.linalg.Linear`); contiguous input of another rank with a bias of one
+    next_functions, a hook on the AddmmBackward0 node, a call of it or a backward that counts
+    looks for it, and a plain backward goes without it, to the same values:
+    :class:`~tapegrad.ops.linalg.Linear`); contiguous input of another rank with a bias of one
     row (every dim but the last of size 1) is flattened to 2-D for that addmm and viewed back
     (ViewBackward0, torch's _flatten_nd_linear); otherwise the product (matmul) gets the bias
     added in place (AddBackward0, keeping the product's dtype).
