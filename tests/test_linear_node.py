@@ -48,6 +48,24 @@ def test_plain_backward_gives_the_two_node_records_bits(need):
     assert run(False) == run(True)
 
 
+@pytest.mark.parametrize("bshape", [(3,), (1, 3), (6, 3), (), (1,), (6, 1), (1, 1)])
+def test_bias_of_any_broadcast_shape_as_torch_and_the_two_node_bits(bshape):
+    # a plain backward sums a (3,) bias's gradient itself; every other shape is left to the
+    # engine's sum: both must give the two-node record's bits and torch's values
+    bias = np.asarray(RNG.randn(*bshape), np.float32)
+
+    def run(lib, two_nodes=False):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (X, W, bias))
+        y = lib.addmm(b, x, w.t()) if two_nodes else lib.nn.functional.linear(x, w, b)
+        (y * y).sum().backward()
+        return _grads(x, w, b)
+
+    got = run(tg)
+    assert [(g.tobytes(), g.shape, g.dtype) for g in got] == \
+        [(g.tobytes(), g.shape, g.dtype) for g in run(tg, two_nodes=True)]
+    _same(got, run(_torch()), rtol=1e-5, atol=1e-5)
+
+
 def test_a_weight_with_history_keeps_its_own_transpose_node():
     w0 = tg.tensor(W, requires_grad=True)
     w = w0 * 2.0

@@ -13,7 +13,7 @@ from ..autograd.function import ArrayFunction, _share_version, unpack_saved
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from .._dtype import overflow_error, overflows, scalar_name
-from ._util import Tensor, _make, promote
+from ._util import Tensor, _make, promote, sum_array
 from .shape import T
 
 
@@ -314,9 +314,15 @@ class Linear(Addmm, name="AddmmBackward0"):
             # (a later backward of a graph kept by retain_graph)
             wd = ctx._saved[1][4] if w is not None else fn.variable._data
         if not m1_t and wd.flags.c_contiguous and not _grad_state.record:
-            # (the layouts mm_grads would give: C-contiguous, as the input and weight)
-            return (gbias, MmT.apply(g, wd, False, False) if ctx.needs(1) else None,
-                    MmT.apply(g, m1, True, False) if ctx.needs(2) else None)
+            # (the layouts mm_grads would give: C-contiguous, as the input and weight.) Nothing
+            # is recorded, so MmT's products and the engine's sum of a (out,) bias's gradient
+            # (SumToSize's) are the same calls on the arrays, without those ops' bookkeeping:
+            # about 50 us of W3's step, a tenth of its time over the hand-written one
+            gd = g._data
+            if gbias is not None and ctx._edges[2] == gd.shape[1:]:
+                gbias = _make(sum_array(gd, (0,)))
+            return (gbias, _make(np.matmul(gd, wd)) if ctx.needs(1) else None,
+                    _make(np.matmul(gd.T, m1._data)) if ctx.needs(2) else None)
         # this node's edge still leads to the weight (the engine has read it): the weight's
         # gradient goes through a transpose of its own (recorded, as TBackward0 would record
         # it, when this backward records), over the weight's array at forward, and is given
