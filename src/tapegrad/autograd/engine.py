@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+from operator import itemgetter
 
 import numpy as np
 
@@ -257,13 +258,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
         settled late, as of before they came), then the gradient staged for .grad (with its
         place in torch's order, ``key``, when settled late)."""
         grads = buffers.pop(node)
-        if hooks and node._tensor_prehooks is not None:
+        # (AccumulateGrad._tensor_prehooks, inlined: the leaf's hooks, kept in its _extra)
+        ex = node.variable._extra
+        if hooks and ex is not None and ex.get("hooks") is not None:
             _run_tensor_prehooks(node, grads)
         if captures is not None and node in captures:
             _capture(node, grads, captures[node], captured, None)
         if hooks and node._prehooks is not None:
             grads = _run_prehooks(node, grads)
-        ex = node.variable._extra
+        ex = node.variable._extra   # (again: a hook may have changed it)
         if accumulate and grads[0] is not None and (targets is None or node in targets) and \
                 (ex is None or not ex.get("no_grad_view")):   # (torch drops those)
             staged.append((node.variable, grads[0]))
@@ -492,7 +495,7 @@ def _in_order(staged, keys):
     one's place), where retained gradients and leaves interleave: which one may keep a gradient
     they share depends on it (_commit)."""
     if len(keys) > 1:
-        staged[:] = [e for _, e in sorted(zip(keys, staged), key=lambda ke: ke[0])]
+        staged[:] = [e for _, e in sorted(zip(keys, staged), key=itemgetter(0))]
 
 
 def _count_rest(heap, leaves_reached):

@@ -627,7 +627,9 @@ def _pack(node, items, args, fwd_inputs, outputs):
                     f"{t.dtype}, made under tapegrad.inference_mode(): .clone() it outside that "
                     f"mode to get a normal tensor, or use tapegrad.no_grad() instead of "
                     f"inference_mode().)")
-            vc = known_counter(t)
+            vc = t._vc
+            if vc is None:
+                vc = known_counter(t)
             if where is None:   # (taken only for what a version check may name: not constants)
                 where = user_frame(3)   # (from above apply or record, which called this)
             saved.append(("i", t, vc.v if vc is not None else 0, where))
@@ -713,7 +715,9 @@ def unpack_saved(node):
             out.append(t)
         elif kind == "i":
             t = e[1]
-            vc = known_counter(t)
+            vc = t._vc
+            if vc is None:
+                vc = known_counter(t)
             if vc is not None and vc.v != e[2]:
                 raise version_error(node, _position(saved, e), t._data.shape, t._data.dtype, e[2],
                                     vc.v, e[3], vc, "an input of the op")

@@ -150,7 +150,9 @@ def bump(x, where=None):
     inside inference mode an inference tensor's version is left alone (only the detach() or
     .data of one, made outside inference mode, has one to read). ``where``: the user's line
     (``user_frame()``) when the caller took it already, as an optimizer does once per step."""
-    vc = version_counter(x)
+    vc = x._vc
+    if vc is None:
+        vc = version_counter(x)
     if x._extra is not None and _grad_state.inference and x._extra.get("inference"):
         return vc
     vc.v += 1

@@ -279,7 +279,8 @@ class Linear(Addmm, name="AddmmBackward0"):
         ctx.save_for_backward(m1 if ctx.needs(2) else None, w if ctx.needs(1) else None)
         # (the weight's array as forward used it, until a backward or the TBackward0 node takes
         # it: torch's saved weight.t() keeps it if the weight gets another array, through .data)
-        ctx.fwd = (_transposed(m1), w)
+        f = m1.flags    # (_transposed(m1), inlined)
+        ctx.fwd = (f.f_contiguous and not f.c_contiguous, w)
         out = np.matmul(m1, w.T)
         out += bias
         return out
@@ -298,8 +299,9 @@ class Linear(Addmm, name="AddmmBackward0"):
                 _save_view(ctx)
                 unpack_saved(ctx)
             raise
-        gbias = g if ctx.needs(0) else None
-        fn = ctx._edges[8]
+        edges = ctx._edges     # (ctx.needs(i) is edges[4 * i] is not None)
+        gbias = g if edges[0] is not None else None
+        fn = edges[8]
         if w is None and fn is None:
             return gbias, None, None
         m1_t, wd = ctx.fwd
@@ -319,10 +321,10 @@ class Linear(Addmm, name="AddmmBackward0"):
             # (SumToSize's) are the same calls on the arrays, without those ops' bookkeeping:
             # about 50 us of W3's step, a tenth of its time over the hand-written one
             gd = g._data
-            if gbias is not None and ctx._edges[2] == gd.shape[1:]:
+            if gbias is not None and edges[2] == gd.shape[1:]:
                 gbias = _make(sum_array(gd, (0,)))
-            return (gbias, _make(np.matmul(gd, wd)) if ctx.needs(1) else None,
-                    _make(np.matmul(gd.T, m1._data)) if ctx.needs(2) else None)
+            return (gbias, _make(np.matmul(gd, wd)) if edges[4] is not None else None,
+                    _make(np.matmul(gd.T, m1._data)) if fn is not None else None)
         # this node's edge still leads to the weight (the engine has read it): the weight's
         # gradient goes through a transpose of its own (recorded, as TBackward0 would record
         # it, when this backward records), over the weight's array at forward, and is given

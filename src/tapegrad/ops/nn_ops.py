@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import ArrayFunction
+from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of, to_float
@@ -20,6 +20,7 @@ from .shape import T
 from ..autograd.graph import user_stacklevel
 
 _REDUCTIONS = ("mean", "sum", "none")
+_VALID = frozenset(_REDUCTIONS)
 _I64, _U8 = np.dtype(np.int64), np.dtype(np.uint8)
 
 
@@ -47,6 +48,8 @@ def _reduction(size_average, reduce, reduction, hint=""):
     if size_average is not None or reduce is not None:
         from ..nn.modules.loss import _legacy_reduction
         return _legacy_reduction(size_average, reduce)
+    if type(reduction) is str and reduction in _VALID:   # (the usual case, without a call)
+        return reduction
     return _check_reduction(reduction, hint)
 
 
@@ -54,6 +57,9 @@ def _reduction_hint(op_name):
     """The hint a loss appends to the ValueError for an unknown reduction: the op and the values
     it accepts."""
     return f" in {op_name} (use 'mean', 'sum' or 'none')"
+
+
+_NLL_HINT, _CE_HINT = _reduction_hint("nll_loss"), _reduction_hint("cross_entropy")
 
 
 def _reduce_array(loss, reduction):
@@ -134,6 +140,9 @@ class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0", saves_result=True):
 
     @staticmethod
     def backward(ctx, g, *_):
+        if not _grad_state.record:
+            # (nothing recorded: the gradient op's forward on the arrays, without its apply)
+            return _make(LogSoftmaxGrad.forward(NULL_CTX, g._data, saved_result(ctx), ctx.d)), None
         y, = ctx.saved_tensors
         return LogSoftmaxGrad.apply(g, y, ctx.d), None
 
@@ -371,7 +380,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     neither int64 nor uint8 (checked after the shapes, as torch), a 2-D target for an input of
     at most 2 dims ("multi-target not supported"), or class weights that require grad;
     TypeError for a non-Tensor target; IndexError for a target out of range."""
-    reduction = _reduction(size_average, reduce, reduction, _reduction_hint("nll_loss"))
+    reduction = _reduction(size_average, reduce, reduction, _NLL_HINT)
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
     nd = input._data.ndim
@@ -466,7 +475,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     label_smoothing outside [0, 1]; and nll_loss's errors (see :func:`nll_loss`) for index
     targets, which a floating target of another shape than the input's is taken for, as torch
     (so it fails there, e.g. "expected target dtype to be Long or Byte")."""
-    reduction = _reduction(size_average, reduce, reduction, _reduction_hint("cross_entropy"))
+    reduction = _reduction(size_average, reduce, reduction, _CE_HINT)
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")

@@ -657,10 +657,10 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
 
     @staticmethod
     def backward(ctx, g):
-        y, = ctx.saved_tensors
-        yd = y._data
+        yd = saved_result(ctx)
         arr = _spare(g, yd)
         if arr is None:
+            y, = ctx.saved_tensors
             return ReluGrad.apply(g, y)
         _relu_grad(arr, yd, arr)
         return g

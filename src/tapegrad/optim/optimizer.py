@@ -154,7 +154,10 @@ class Optimizer:
         """Reset the gradients of every optimized tensor: to None (default) or to zeros."""
         for group in self.param_groups:
             for p in group["params"]:
-                _zero_grad(p, set_to_none)
+                if set_to_none:
+                    p._grad = None      # (what _zero_grad does then, without a call per tensor)
+                else:
+                    _zero_grad(p, False)
 
     def step(self, closure=None):
         """Perform one optimization step (subclasses implement it)."""

@@ -604,11 +604,13 @@ class Module:
 
 
 def _zero_grad(p, set_to_none):
-    g = p.grad if p.grad_fn is None else p._grad
+    # (the slots themselves: the property's warning is for a non-leaf's read, and None needs
+    # none of the setter's checks)
+    g = p._grad
     if g is None:
         return
     if set_to_none:
-        p.grad = None
+        p._grad = None
     else:
         if g.grad_fn is not None:
             g.detach_()
