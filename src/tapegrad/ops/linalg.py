@@ -270,8 +270,9 @@ class Linear(Addmm, name="AddmmBackward0"):
     ``grad.t()``, is ``grad^T @ input``; mat1's is ``grad @ weight``. The same products of the
     same arrays, so the same values, without two transpose ops and a node per layer
     (benchmarks/ W8's step, W3's at tiny sizes, costs about a sixth less over the hand-written
-    one for it). A backward that records a graph (create_graph) records the transposes as the
-    two nodes would. Derivatives: derivatives.yaml addmm and t, as :class:`Addmm` and
+    one for it); it also sums a (out,) bias's gradient itself, with the engine's own sum_array
+    call. A backward that records a graph (create_graph) records the transposes as the two nodes
+    would. Derivatives: derivatives.yaml addmm and t, as :class:`Addmm` and
     :class:`~tapegrad.ops.shape.T`."""
 
     @staticmethod
