@@ -254,3 +254,38 @@ def test_two_layers_leaf_hook_order_and_grad_inputs_as_torch():
     assert got[0] == want[0]
     _same(got[1], want[1])
     _same(got[2], want[2])
+
+
+RNG_FIXED = (np.random.RandomState(3).randn(5, 4).astype(np.float32),
+             np.random.RandomState(4).randn(4, 3).astype(np.float32))
+_BIAS_OPS = {
+    "linear": lambda lib, b, m1, m2: lib.nn.functional.linear(m1, m2.t(), b),
+    "addmm": lambda lib, b, m1, m2: lib.addmm(b, m1, m2),
+    "baddbmm": lambda lib, b, m1, m2: lib.baddbmm(b, m1.expand(2, 5, 4), m2.expand(2, 4, 3)),
+    "addbmm": lambda lib, b, m1, m2: lib.addbmm(b, m1.expand(2, 5, 4), m2.expand(2, 4, 3)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_BIAS_OPS))
+@pytest.mark.parametrize("need", ["b", "bm1", "bm2"])
+def test_second_backward_when_only_the_bias_needs_a_gradient_as_torch(op, need):
+    # torch's node saves no tensor when only the bias needs a gradient, so a second backward
+    # runs; once a matrix needs one, the saved matrices are freed and it raises
+    def run(lib):
+        b = lib.tensor(B, requires_grad=True)
+        m1 = lib.tensor(RNG_FIXED[0], requires_grad="m1" in need)
+        m2 = lib.tensor(RNG_FIXED[1], requires_grad="m2" in need)
+        loss = _BIAS_OPS[op](lib, b, m1, m2).sum()
+        loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            return "raises", "second time" in str(e)
+        return b.grad.numpy().copy(), None
+
+    got, want = run(tg), run(_torch())
+    if isinstance(want[0], str):
+        assert got == want
+    else:
+        _same([got[0]], [want[0]])
+

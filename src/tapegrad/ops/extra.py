@@ -837,7 +837,9 @@ class Baddbmm(ArrayFunction, name="BaddbmmBackward0"):
 
     @staticmethod
     def forward(ctx, x, b1, b2, beta, alpha, target):
-        ctx.save_for_backward(b1 if ctx.needs(2) else None, b2 if ctx.needs(1) else None)
+        n1, n2 = ctx.needs(1), ctx.needs(2)
+        if n1 or n2:    # (as Addmm: nothing saved for the input alone)
+            ctx.save_for_backward(b1 if n2 else None, b2 if n1 else None)
         ctx.conf = (beta, alpha)
         prod = np.matmul(b1, b2)
         if alpha != 1:
@@ -849,7 +851,7 @@ class Baddbmm(ArrayFunction, name="BaddbmmBackward0"):
     @staticmethod
     def backward(ctx, g):
         from .linalg import Bmm
-        b1, b2 = ctx.saved_tensors
+        b1, b2 = ctx.saved_tensors or (None, None)
         beta, alpha = ctx.conf
         gx = _scaled(g, beta) if ctx.needs(0) else None
         g1 = _scaled(Bmm.apply(g, b2.mT), alpha) if ctx.needs(1) else None
@@ -864,7 +866,9 @@ class Addbmm(ArrayFunction, name="AddbmmBackward0"):
 
     @staticmethod
     def forward(ctx, x, b1, b2, beta, alpha, target):
-        ctx.save_for_backward(b1 if ctx.needs(2) else None, b2 if ctx.needs(1) else None)
+        n1, n2 = ctx.needs(1), ctx.needs(2)
+        if n1 or n2:    # (as Addmm: nothing saved for the input alone)
+            ctx.save_for_backward(b1 if n2 else None, b2 if n1 else None)
         ctx.conf = (beta, alpha, b1.shape[0])
         prod = np.matmul(b1, b2).sum(0) if b1.shape[0] else np.zeros(target, b1.dtype)
         if alpha != 1:
@@ -876,7 +880,7 @@ class Addbmm(ArrayFunction, name="AddbmmBackward0"):
     @staticmethod
     def backward(ctx, g):
         from .linalg import Bmm
-        b1, b2 = ctx.saved_tensors
+        b1, b2 = ctx.saved_tensors or (None, None)
         beta, alpha, nb = ctx.conf
         gx = _scaled(g, beta) if ctx.needs(0) else None
         ge = g.unsqueeze(0).expand(nb, *g._data.shape)

@@ -247,7 +247,11 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, m2):
-        ctx.save_for_backward(m1 if ctx.needs(2) else None, m2 if ctx.needs(1) else None)
+        n1, n2 = ctx.needs(1), ctx.needs(2)
+        if n1 or n2:
+            # (nothing saved when only the bias needs a gradient: a second backward then runs,
+            # as torch's, which saves no tensor for it)
+            ctx.save_for_backward(m1 if n2 else None, m2 if n1 else None)
         ctx.layout = (_transposed(m1), _transposed(m2))
         out = np.matmul(m1, m2) if m1.dtype is m2.dtype else np.matmul(*promote(m1, m2))
         out += bias
@@ -255,7 +259,7 @@ class Addmm(ArrayFunction, name="AddmmBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        m1, m2 = ctx.saved_tensors
+        m1, m2 = ctx.saved_tensors or (None, None)
         return (g if ctx.needs(0) else None, *mm_grads(ctx, g, m1, m2, 1, 2))
 
 
@@ -277,7 +281,9 @@ class Linear(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, w):
-        ctx.save_for_backward(m1 if ctx.needs(2) else None, w if ctx.needs(1) else None)
+        n1, n2 = ctx.needs(1), ctx.needs(2)
+        if n1 or n2:    # (as Addmm: nothing saved for the bias alone)
+            ctx.save_for_backward(m1 if n2 else None, w if n1 else None)
         # (the weight's array as forward used it, until a backward or the TBackward0 node takes
         # it: torch's saved weight.t() keeps it if the weight gets another array, through .data)
         f = m1.flags    # (_transposed(m1), inlined)
@@ -292,7 +298,7 @@ class Linear(Addmm, name="AddmmBackward0"):
             # the TBackward0 node is there (_with_t): the two nodes' record, Addmm's part
             return Addmm.backward(ctx, g)
         try:
-            m1, w = ctx.saved_tensors
+            m1, w = ctx.saved_tensors or (None, None)
         except RuntimeError:
             saved = ctx._saved
             if type(saved) is list and saved[1] is not None:
@@ -412,7 +418,11 @@ class AddmmScaled(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, m2, beta, alpha):
-        ctx.save_for_backward(m1 if ctx.needs(2) else None, m2 if ctx.needs(1) else None)
+        n1, n2 = ctx.needs(1), ctx.needs(2)
+        if n1 or n2:
+            # (nothing saved when only the bias needs a gradient: a second backward then runs,
+            # as torch's, which saves no tensor for it)
+            ctx.save_for_backward(m1 if n2 else None, m2 if n1 else None)
         ctx.layout = (_transposed(m1), _transposed(m2))
         ctx.factors = (beta, alpha)
         out = np.matmul(m1, m2) if m1.dtype is m2.dtype else np.matmul(*promote(m1, m2))
@@ -423,7 +433,7 @@ class AddmmScaled(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def backward(ctx, g):
-        m1, m2 = ctx.saved_tensors
+        m1, m2 = ctx.saved_tensors or (None, None)
         beta, alpha = ctx.factors
         ga, gb = mm_grads(ctx, g, m1, m2, 1, 2)
         return (_times(g, beta) if ctx.needs(0) else None, _times(ga, alpha), _times(gb, alpha),
