@@ -263,6 +263,7 @@ _BIAS_OPS = {
     "addmm": lambda lib, b, m1, m2: lib.addmm(b, m1, m2),
     "baddbmm": lambda lib, b, m1, m2: lib.baddbmm(b, m1.expand(2, 5, 4), m2.expand(2, 4, 3)),
     "addbmm": lambda lib, b, m1, m2: lib.addbmm(b, m1.expand(2, 5, 4), m2.expand(2, 4, 3)),
+    "addmm_": lambda lib, b, m1, m2: b.expand(5, 3).clone().addmm_(m1, m2, beta=2.0, alpha=0.5),
 }
 
 
