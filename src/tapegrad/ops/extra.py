@@ -21,6 +21,7 @@ from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of, dims, sum_array, to_float
 from .inplace import _unary_inplace
+from .linalg import save_mats
 from .reduction import (ExtremumAll, IndexSelectScatter, _all_if_empty, _expand_back,
                         _return_type, _sum_dtype, _var_args, _var_backward, _var_numpy)
 
@@ -837,9 +838,7 @@ class Baddbmm(ArrayFunction, name="BaddbmmBackward0"):
 
     @staticmethod
     def forward(ctx, x, b1, b2, beta, alpha, target):
-        n1, n2 = ctx.needs(1), ctx.needs(2)
-        if n1 or n2:    # (as Addmm: nothing saved for the input alone)
-            ctx.save_for_backward(b1 if n2 else None, b2 if n1 else None)
+        save_mats(ctx, b1, b2)
         ctx.conf = (beta, alpha)
         prod = np.matmul(b1, b2)
         if alpha != 1:
@@ -866,9 +865,7 @@ class Addbmm(ArrayFunction, name="AddbmmBackward0"):
 
     @staticmethod
     def forward(ctx, x, b1, b2, beta, alpha, target):
-        n1, n2 = ctx.needs(1), ctx.needs(2)
-        if n1 or n2:    # (as Addmm: nothing saved for the input alone)
-            ctx.save_for_backward(b1 if n2 else None, b2 if n1 else None)
+        save_mats(ctx, b1, b2)
         ctx.conf = (beta, alpha, b1.shape[0])
         prod = np.matmul(b1, b2).sum(0) if b1.shape[0] else np.zeros(target, b1.dtype)
         if alpha != 1:

@@ -241,17 +241,23 @@ def dot(input, other):
     return Dot.apply(input, other)
 
 
+def save_mats(ctx, m1, m2):
+    """Save what the matrix gradients of an addmm-like op (arguments bias, m1, m2) use: m2 for
+    m1's, m1 for m2's; nothing when only the bias needs a gradient, as torch's nodes save no
+    tensor then, so a second backward runs (its backward reads ``ctx.saved_tensors or (None,
+    None)``)."""
+    n1, n2 = ctx.needs(1), ctx.needs(2)
+    if n1 or n2:
+        ctx.save_for_backward(m1 if n2 else None, m2 if n1 else None)
+
+
 class Addmm(ArrayFunction, name="AddmmBackward0"):
     """bias + m1 @ m2 (what nn.Linear records for 2-D input). derivatives.yaml addmm:
     self: grad (summed to bias's shape by the engine); mat1: grad @ mat2^T; mat2: mat1^T @ grad."""
 
     @staticmethod
     def forward(ctx, bias, m1, m2):
-        n1, n2 = ctx.needs(1), ctx.needs(2)
-        if n1 or n2:
-            # (nothing saved when only the bias needs a gradient: a second backward then runs,
-            # as torch's, which saves no tensor for it)
-            ctx.save_for_backward(m1 if n2 else None, m2 if n1 else None)
+        save_mats(ctx, m1, m2)
         ctx.layout = (_transposed(m1), _transposed(m2))
         out = np.matmul(m1, m2) if m1.dtype is m2.dtype else np.matmul(*promote(m1, m2))
         out += bias
@@ -281,8 +287,8 @@ class Linear(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, w):
-        n1, n2 = ctx.needs(1), ctx.needs(2)
-        if n1 or n2:    # (as Addmm: nothing saved for the bias alone)
+        n1, n2 = ctx.needs(1), ctx.needs(2)     # (save_mats(ctx, m1, w), inlined)
+        if n1 or n2:
             ctx.save_for_backward(m1 if n2 else None, w if n1 else None)
         # (the weight's array as forward used it, until a backward or the TBackward0 node takes
         # it: torch's saved weight.t() keeps it if the weight gets another array, through .data)
@@ -418,11 +424,7 @@ class AddmmScaled(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, m2, beta, alpha):
-        n1, n2 = ctx.needs(1), ctx.needs(2)
-        if n1 or n2:
-            # (nothing saved when only the bias needs a gradient: a second backward then runs,
-            # as torch's, which saves no tensor for it)
-            ctx.save_for_backward(m1 if n2 else None, m2 if n1 else None)
+        save_mats(ctx, m1, m2)
         ctx.layout = (_transposed(m1), _transposed(m2))
         ctx.factors = (beta, alpha)
         out = np.matmul(m1, m2) if m1.dtype is m2.dtype else np.matmul(*promote(m1, m2))
