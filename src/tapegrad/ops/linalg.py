@@ -287,13 +287,10 @@ class Linear(Addmm, name="AddmmBackward0"):
 
     @staticmethod
     def forward(ctx, bias, m1, w):
-        n1, n2 = ctx.needs(1), ctx.needs(2)     # (save_mats(ctx, m1, w), inlined)
-        if n1 or n2:
-            ctx.save_for_backward(m1 if n2 else None, w if n1 else None)
+        save_mats(ctx, m1, w)
         # (the weight's array as forward used it, until a backward or the TBackward0 node takes
         # it: torch's saved weight.t() keeps it if the weight gets another array, through .data)
-        f = m1.flags    # (_transposed(m1), inlined)
-        ctx.fwd = (f.f_contiguous and not f.c_contiguous, w)
+        ctx.fwd = (_transposed(m1), w)
         out = np.matmul(m1, w.T)
         out += bias
         return out
