@@ -679,7 +679,13 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
     try:
         for t in post:
             for hook in list(t._extra["post_acc_hooks"].values()):
-                hook(t)
+                if hook(t) is not None:
+                    raise RuntimeError(
+                        f"Tensor post accumulate grad hooks should return None ({hook!r}, "
+                        f"registered with register_post_accumulate_grad_hook on a leaf of shape "
+                        f"{list(t._data.shape)}, returned a value: such a hook sees the leaf "
+                        f"after its .grad is written and may change it in place; every .grad "
+                        f"this backward wrote is put back as it was)")
         for node, g in acc_hooks:
             for hook in list(node._hooks.values()):
                 hook((), (g,))

@@ -376,6 +376,10 @@ class Copy(ArrayFunction, name="CopyBackwards"):
         return _zeros_of(g), g
 
 
+# (as CopySlices: torch's name() includes the C++ namespace; the class prints as CopyBackwards)
+Copy._backward_cls.name = lambda self: "torch::autograd::CopyBackwards"
+
+
 class Zero(ArrayFunction, name="ZeroBackward0"):
     """self.zero_(). Gradient: zero."""
 
