@@ -466,9 +466,12 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None, acc
                     run_leaf(leaf)
                 leaves_ready.clear()
         if leaves_reached:
+            # (staged in their order already when no retained gradient came before them)
+            interleaved = bool(staged)
             for leaf in sorted(leaves_reached, key=leaves_reached.__getitem__):
                 run_leaf(leaf, key=leaves_reached[leaf])
-            _in_order(staged, staged_keys)
+            if interleaved:
+                _in_order(staged, staged_keys)
     finally:
         _unquiet(quiet)
         # (also when a hook switched grad mode itself: torch puts the caller's back)
