@@ -37,7 +37,7 @@ from .grad_mode import state as _state
 from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, leaf_prehooked,
                     leaf_prehooks_live, sole_holder, user_frame, version_counter)
 
-__all__ = ["run_backward", "call_node"]
+__all__ = ["run_backward", "call_node", "call_direct"]
 
 # NumPy >= 2 keeps its floating-point error state in one context variable: setting it to a
 # prepared "ignore all" state costs a quarter of entering np.errstate (a backward call enters it
@@ -141,8 +141,7 @@ def _fix_grad(node, i, g, shape, dtype):
     gradient back to the input's shape (the one shared place for broadcasting), cast to the
     input's dtype, or raise naming the node, the input position and both shapes."""
     if not isinstance(g, Tensor):
-        raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at "
-                        f"index {i}; expected a Tensor or None")
+        _bad_type(node, i, g)
     gshape = g._data.shape
     if gshape == shape and g._data.dtype == dtype:
         return g
@@ -158,6 +157,11 @@ def _fix_grad(node, i, g, shape, dtype):
     if g._data.dtype != dtype:
         g = g.to(dtype)
     return g
+
+
+def _bad_type(node, i, g):
+    raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at "
+                    f"index {i}; expected a Tensor or None")
 
 
 def _fix_count(node, grads):
@@ -182,18 +186,44 @@ def _run_prehooks(node, grads):
     return grads
 
 
-def call_node(node, grads):
-    """Run one node's backward on its output gradients, with its hooks; returns one checked
-    gradient (or None) per forward argument."""
-    if node._prehooks is not None:
-        grads = _run_prehooks(node, grads)
+def _run_formula(node, grads):
+    """The node's backward on its output gradients (a list; None where an output got none,
+    given as zeros unless the Function turned that off), its results counted."""
     meta = node._out_meta
     sp = node._special
     if meta is not None and (sp is None or sp.get("materialize", True)):
         for k, g in enumerate(grads):
             if g is None and meta[k] is not None:
                 grads[k] = _make(np.zeros(meta[k][0], meta[k][1]))
-    res = _fix_count(node, node._forward_cls.backward(node, *grads))
+    return _fix_count(node, node._forward_cls.backward(node, *grads))
+
+
+def call_direct(node, grads):
+    """A node called by hand, ``node(*grads)``, as torch's call runs it: the backward formula
+    alone, without the node's hooks, and without the engine's sum and cast of each gradient to
+    its input's shape and dtype (a broadcast input's gradient keeps the output's shape). One
+    gradient (or None) per forward argument: None for one that needs no gradient, and for all
+    when no gradient is given."""
+    edges = node._edges
+    if all(g is None for g in grads):
+        return [None] * (len(edges) >> 2)
+    out = []
+    for i, g in enumerate(_run_formula(node, grads)):
+        if g is None or edges[4 * i] is None:
+            out.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            _bad_type(node, i, g)
+        out.append(g)
+    return out
+
+
+def call_node(node, grads):
+    """Run one node's backward on its output gradients, with its hooks; returns one checked
+    gradient (or None) per forward argument."""
+    if node._prehooks is not None:
+        grads = _run_prehooks(node, grads)
+    res = _run_formula(node, grads)
     out = []
     edges = node._edges
     for i, g in enumerate(res):

@@ -353,11 +353,16 @@ class Node:
         return add_hook(self, "_prehooks", fn)
 
     def __call__(self, *grads):
-        """This node's backward on ``grads`` (one per output), with its hooks: a gradient for
-        each ``next_functions`` entry, as torch returns them (one Tensor, or None, for a single
-        entry; a tuple otherwise). Recorded when grad mode is on."""
-        from .engine import call_node
-        out = call_node(self, list(grads))
+        """This node's backward on ``grads`` (one per output; None for an output that got no
+        gradient), as torch's call runs it: the derivative formula alone, so the node's hooks do
+        not run and each gradient comes as the formula gives it, before the engine sums it to
+        its input's shape and casts it to its dtype (``(a + b).grad_fn(g)`` with ``b`` of shape
+        (3,) and ``g`` (4, 3) gives (4, 3) for both). A gradient for each ``next_functions``
+        entry, as torch returns them (one Tensor, or None, for a single entry; a tuple
+        otherwise); all None when every given gradient is None. Recorded when grad mode is on.
+        Raises TypeError when the formula returns something other than a Tensor or None."""
+        from .engine import call_direct
+        out = call_direct(self, list(grads))
         res = tuple(out[i] for i in self._shown())
         return res[0] if len(res) == 1 else res
 
