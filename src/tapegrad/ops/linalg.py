@@ -467,14 +467,14 @@ def check_addmm(input, mat1, mat2, name, position=2, beta=1, alpha=1):
 
 @op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """input + mat1 @ mat2 (beta/alpha other than 1 are applied as separate multiplications).
-    ``input`` broadcasts to (n, p). TypeError when input, mat1 or mat2 is not a Tensor;
+    """beta * input + alpha * (mat1 @ mat2), one AddmmBackward0 node as torch's (beta 0 ignores
+    input's values, NaN included, as BLAS). ``input`` broadcasts to (n, p). TypeError when input, mat1 or mat2 is not a Tensor;
     RuntimeError when input's dtype is not the matrices' (torch does not promote here), when
     mat1 or mat2 is not 2-D, for mat1/mat2 as matmul, and for an int beta or alpha that an
     integer dtype cannot hold (int8 and beta=300)."""
     check_addmm(input, mat1, mat2, "addmm", beta=beta, alpha=alpha)
     if beta != 1 or alpha != 1:
-        return input * beta + Mm.apply(mat1, mat2) * alpha
+        return AddmmScaled.apply(input, mat1, mat2, beta, alpha)
     return Addmm.apply(input, mat1, mat2)
 
 

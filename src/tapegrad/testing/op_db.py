@@ -571,7 +571,10 @@ def s_dot(make, dt):
 def s_addmm(make, dt):
     return [S(make(2), (make(3, 4), make(4, 2)), name="bcast_bias"),
             S(make(3, 2), (make(3, 4), make(4, 2)), name="full_bias"),
-            S(make(2), (make(3, 4), make(4, 2)), {"beta": 0.5, "alpha": 2.0}, name="beta_alpha")]
+            S(make(2), (make(3, 4), make(4, 2)), {"beta": 0.5, "alpha": 2.0}, name="beta_alpha"),
+            S(make(3, 1), (make(3, 4), make(4, 2)), {"beta": 0}, name="beta0"),
+            S(make(3, 2), (make(3, 4), make(4, 2)), {"alpha": -1.5}, name="alpha"),
+            S(make(), (make(3, 4), make(4, 2)), {"beta": 2, "alpha": 3}, name="int_factors_0d")]
 
 
 def s_softmax(make, dt):
@@ -1382,7 +1385,6 @@ not_ops: dict = {}
 expected_node_name_differences: dict = {
     **{("rsub", n): "rsub(tensor, tensor) is sub(other, input): SubBackward0, not RsubBackward0"
        for n in ("same", "bcast", "0d_lhs", "0d_rhs", "noncontig", "empty", "int_tensor", "alpha")},
-    ("addmm", "beta_alpha"): "beta/alpha != 1: input * beta + mm * alpha (AddBackward0)",
     ("nn.functional.cross_entropy", "probs"): "probability targets: composite ending in mean",
     ("sum_to_size", "lead"): "one sum over all reduced dims (SumBackward1), torch sum + view",
     ("sum_to_size", "both"): "one sum over all reduced dims (SumBackward1), torch sum + view",
