@@ -613,6 +613,39 @@ def _owned(g, seen, holders):
     return base.base is None and sys.getrefcount(base) <= allowed
 
 
+def _dense_layout(a):
+    """Whether array ``a``'s elements fill its memory without gaps or overlaps, in any order of
+    dimensions (torch's is_non_overlapping_and_dense)."""
+    step = a.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return all(st >= 0 for st in a.strides)
+
+
+def _obeys_layout(g, leaf):
+    """torch's layout contract for a leaf's new ``.grad`` (AccumulateGrad's
+    obeys_layout_contract): the gradient array ``g`` has the leaf array's strides (dims of size
+    1 aside) when the leaf is dense, else it is C-contiguous. A transposed gradient taken as is
+    would make ``.grad.view(-1)`` fail where torch's works."""
+    if g.strides == leaf.strides:
+        return True
+    if leaf.flags.c_contiguous or not _dense_layout(leaf):
+        return g.flags.c_contiguous
+    return all(gs == ls for gs, ls, n in zip(g.strides, leaf.strides, g.shape) if n != 1)
+
+
+def _copy_in_layout(g, leaf):
+    """A copy of gradient array ``g`` laid out as the contract asks (torch's
+    clone_obey_contract): as the leaf when it is dense, else C-contiguous."""
+    if leaf.flags.c_contiguous or not _dense_layout(leaf):
+        return np.array(g, order="C")
+    out = np.empty_like(leaf, dtype=g.dtype)    # (order "K": the leaf's own strides)
+    np.copyto(out, g)
+    return out
+
+
 def _graph_copy(g, clone=False):
     """A copy of ``g`` recorded (with grad mode on, as during a backward with create_graph=True)
     as torch records it: CopyBackwards for a leaf's ``.grad``, CloneBackward0 (``clone``) for a
@@ -686,12 +719,13 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 # ask before taking a local reference to the array: _owned counts references
                 # (to g: the staged entries and hooks' list, this loop's variable, the parameter,
                 # getrefcount's)
-                if not left[id(g)] and _owned(g, seen, holders[id(g)] + 3):
+                if not left[id(g)] and _owned(g, seen, holders[id(g)] + 3) and \
+                        _obeys_layout(g._data, t._data):
                     arr = g._data   # taken as is, with the writes it has seen (its version)
                     t._grad = _make(arr, g._vc)
                 else:
                     # a copy, which torch makes by a write into a new tensor: version 1
-                    arr = g._data.copy()
+                    arr = _copy_in_layout(g._data, t._data)
                     t._grad = _make(arr)
                     version_counter(t._grad).v = 1
                 seen.add(id(arr))

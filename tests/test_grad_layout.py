@@ -1,0 +1,69 @@
+"""A leaf's new ``.grad`` follows torch's layout contract (AccumulateGrad): the leaf's own
+strides when the leaf is dense, else C-contiguous; a gradient that does not obey is copied into
+that layout (a transposed gradient taken as is made ``.grad.view(-1)`` fail)."""
+import numpy as np
+import pytest
+
+import tapegrad as tg
+
+
+def _leaf(lib, kind):
+    base = lib.arange(24.0).reshape(2, 3, 4)
+    if kind == "contiguous":
+        x = base.reshape(6, 4)
+    elif kind == "transposed":
+        x = base.reshape(6, 4).t()
+    elif kind == "permuted":
+        x = base.permute(2, 0, 1)
+    elif kind == "size1":
+        x = base.reshape(1, 6, 4)
+    elif kind == "strided":        # (gaps: not dense)
+        x = base.reshape(6, 4)[:, ::2]
+    return x.detach().requires_grad_()
+
+
+_LOSSES = {
+    "t mul": lambda x: (x.t() * 2).t().sum() if x.dim() == 2 else (x * 2).sum(),
+    "transposed upstream": lambda x: (x.reshape(-1, x.shape[-1]).t() ** 2).sum(),
+    "permuted upstream": lambda x: x.unsqueeze(0).transpose(0, -1).sum(),
+    "mul by a transposed tensor": lambda x: (x * x.detach().mT.contiguous().mT).sum()
+    if x.dim() >= 2 else (x * x).sum(),
+    "plain": lambda x: (x * 3).sum(),
+}
+
+
+def _layout(lib, kind, loss):
+    x = _leaf(lib, kind)
+    _LOSSES[loss](x).backward()
+    g = x.grad
+    return tuple(x.stride()), tuple(g.stride()), g.is_contiguous(), g.detach().numpy().tolist()
+
+
+@pytest.mark.parametrize("loss", sorted(_LOSSES))
+@pytest.mark.parametrize("kind", ["contiguous", "transposed", "permuted", "size1", "strided"])
+def test_new_grad_layout_as_torch(kind, loss):
+    torch = pytest.importorskip("torch")
+    assert _layout(tg, kind, loss) == _layout(torch, kind, loss)
+
+
+def test_transposed_gradient_of_a_contiguous_leaf_is_copied_contiguous():
+    d = tg.ones(3, 4, requires_grad=True)
+    (d.t() * 2).backward(tg.ones(4, 3))
+    assert d.grad.stride() == (4, 1) and d.grad.is_contiguous()
+    assert d.grad.view(-1).tolist() == [2.0] * 12
+    assert d.grad._version == 1      # (a copy, as torch's clone: one write)
+
+
+def test_transposed_leaf_keeps_its_layout_in_grad():
+    w = tg.ones(5, 3).t().requires_grad_()
+    (w * 2).sum().backward()
+    assert w.grad.stride() == (1, 3) and not w.grad.is_contiguous()
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 5), 2.0))
+
+
+def test_accumulation_keeps_the_existing_grads_layout():
+    d = tg.ones(3, 4, requires_grad=True)
+    (d.t() * 2).backward(tg.ones(4, 3))
+    (d.t() * 3).backward(tg.ones(4, 3))
+    assert d.grad.stride() == (4, 1)
+    np.testing.assert_array_equal(d.grad.numpy(), np.full((3, 4), 5.0))
