@@ -629,8 +629,6 @@ def _obeys_layout(g, leaf):
     obeys_layout_contract): the gradient array ``g`` has the leaf array's strides (dims of size
     1 aside) when the leaf is dense, else it is C-contiguous. A transposed gradient taken as is
     would make ``.grad.view(-1)`` fail where torch's works."""
-    if g.strides == leaf.strides:
-        return True
     if leaf.flags.c_contiguous or not _dense_layout(leaf):
         return g.flags.c_contiguous
     return all(gs == ls for gs, ls, n in zip(g.strides, leaf.strides, g.shape) if n != 1)
@@ -719,8 +717,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 # ask before taking a local reference to the array: _owned counts references
                 # (to g: the staged entries and hooks' list, this loop's variable, the parameter,
                 # getrefcount's)
+                # (the leaf's own strides, the usual case, checked without a call)
                 if not left[id(g)] and _owned(g, seen, holders[id(g)] + 3) and \
-                        _obeys_layout(g._data, t._data):
+                        (g._data.strides == t._data.strides or _obeys_layout(g._data, t._data)):
                     arr = g._data   # taken as is, with the writes it has seen (its version)
                     t._grad = _make(arr, g._vc)
                 else:
