@@ -67,3 +67,25 @@ def test_accumulation_keeps_the_existing_grads_layout():
     (d.t() * 3).backward(tg.ones(4, 3))
     assert d.grad.stride() == (4, 1)
     np.testing.assert_array_equal(d.grad.numpy(), np.full((3, 4), 5.0))
+
+
+def _graph_layout(lib, kind, loss):
+    x = _leaf(lib, kind)
+    _LOSSES[loss](x * x).backward(create_graph=True)
+    g = x.grad
+    return tuple(g.stride()), g.grad_fn.name(), g.detach().numpy().tolist()
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize("loss", ["plain", "t mul"])
+@pytest.mark.parametrize("kind", ["contiguous", "transposed", "permuted", "strided"])
+def test_create_graph_grad_layout_as_torch(kind, loss):
+    torch = pytest.importorskip("torch")
+    assert _graph_layout(tg, kind, loss) == _graph_layout(torch, kind, loss)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_create_graph_grad_of_a_transposed_leaf_keeps_its_layout():
+    w = tg.ones(5, 3).t().requires_grad_()
+    (w * w).sum().backward(create_graph=True)
+    assert w.grad.stride() == (1, 3) and w.grad.grad_fn.name() == "torch::autograd::CopyBackwards"

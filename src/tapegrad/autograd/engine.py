@@ -634,24 +634,30 @@ def _obeys_layout(g, leaf):
     return all(gs == ls for gs, ls, n in zip(g.strides, leaf.strides, g.shape) if n != 1)
 
 
-def _copy_in_layout(g, leaf):
-    """A copy of gradient array ``g`` laid out as the contract asks (torch's
-    clone_obey_contract): as the leaf when it is dense, else C-contiguous."""
+def _empty_in_layout(leaf, dtype):
+    """An empty array of the leaf's shape laid out as the contract asks for its ``.grad``
+    (torch's clone_obey_contract): as the leaf when it is dense, else C-contiguous."""
     if leaf.flags.c_contiguous or not _dense_layout(leaf):
-        return np.array(g, order="C")
-    out = np.empty_like(leaf, dtype=g.dtype)    # (order "K": the leaf's own strides)
+        return np.empty(leaf.shape, dtype)
+    return np.empty_like(leaf, dtype=dtype)     # (order "K": the leaf's own strides)
+
+
+def _copy_in_layout(g, leaf):
+    """A copy of gradient array ``g`` in the layout :func:`_empty_in_layout` gives."""
+    out = _empty_in_layout(leaf, g.dtype)
     np.copyto(out, g)
     return out
 
 
-def _graph_copy(g, clone=False):
+def _graph_copy(g, t):
     """A copy of ``g`` recorded (with grad mode on, as during a backward with create_graph=True)
-    as torch records it: CopyBackwards for a leaf's ``.grad``, CloneBackward0 (``clone``) for a
-    retained non-leaf gradient."""
+    as torch records it for tensor ``t``'s ``.grad``: CopyBackwards for a leaf (laid out as its
+    contract asks, :func:`_empty_in_layout`), CloneBackward0 (C-contiguous) for a leaf that is
+    not dense and for a retained non-leaf gradient."""
     with enable_grad():
-        if clone:
+        if t.grad_fn is not None or not _dense_layout(t._data):
             return g.clone()
-        return _make(np.empty(g._data.shape, g._data.dtype)).copy_(g)
+        return _make(_empty_in_layout(t._data, g._data.dtype)).copy_(g)
 
 
 def _check_accumulable(grad):
@@ -709,7 +715,7 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
             if create_graph:
                 # torch: a copy (CopyBackwards when g is part of a graph), never g itself, which
                 # another input's .grad or the user's gradient may be
-                t._grad = _graph_copy(g, clone=t.grad_fn is not None)
+                t._grad = _graph_copy(g, t)
             elif t.grad_fn is not None:
                 # a retained gradient: torch keeps a clone (version 0), never the buffer
                 t._grad = _make(g._data.copy())
