@@ -26,6 +26,12 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import overflows
+from ._memory_format import (
+    check_format,
+    contiguous_format,
+    empty_in_format,
+    preserve_format,
+)
 from ._tensor import Tensor, _make
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump, user_stacklevel
@@ -801,26 +807,42 @@ def _like(input, dtype, device, name):
     return input._data.shape, (input._data.dtype if dtype is None else _dtype.to_dtype(dtype).np)
 
 
+def _in_layout(arr, input, memory_format, name):
+    """``arr`` (C order, ``input``'s shape) laid out as ``memory_format`` asks (default
+    ``preserve_format``: input's strides when input is dense, else its order of dims without
+    gaps; see tapegrad._memory_format): itself when that is C order, else a copy. TypeError for
+    a memory_format that is not one; RuntimeError for a channels-last one of the wrong rank."""
+    fmt = check_format(memory_format, name)
+    if fmt is contiguous_format or fmt is preserve_format and input._data.flags.c_contiguous:
+        return arr
+    out = empty_in_format(input._data, arr.dtype, fmt, name)
+    np.copyto(out, arr)
+    return out
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """Zeros with ``input``'s shape and dtype (unless ``dtype``). TypeError if input is not a
     Tensor; RuntimeError for a non-CPU device or requires_grad on a non-floating dtype."""
     shape, npd = _like(input, dtype, device, "zeros_like")
-    return _finish(np.zeros(shape, dtype=npd), requires_grad)
+    return _finish(_in_layout(np.zeros(shape, dtype=npd), input, memory_format, "zeros_like"),
+                   requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None):
     """Ones with ``input``'s shape and dtype (unless ``dtype``); errors as :func:`zeros_like`."""
     shape, npd = _like(input, dtype, device, "ones_like")
-    return _finish(np.ones(shape, dtype=npd), requires_grad)
+    return _finish(_in_layout(np.ones(shape, dtype=npd), input, memory_format, "ones_like"),
+                   requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """Uninitialised tensor with ``input``'s shape and dtype; errors as :func:`zeros_like`."""
     shape, npd = _like(input, dtype, device, "empty_like")
-    return _finish(np.empty(shape, dtype=npd), requires_grad)
+    return _finish(_in_layout(np.empty(shape, dtype=npd), input, memory_format, "empty_like"),
+                   requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
@@ -833,7 +855,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
         if npd.kind in "iub" and isinstance(v, float):
             v = np.float64(v).astype(npd)
         arr = np.full(shape, v, dtype=npd)
-    return _finish(arr, requires_grad)
+    return _finish(_in_layout(arr, input, memory_format, "full_like"), requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1118,7 +1140,8 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     Tensor."""
     shape, npd = _like(input, dtype, device, "rand_like")
     _float_dtype_for("rand_like", _dtype.from_numpy_dtype(npd), "input dtype")
-    return _finish(np.asarray(_uniform(_np_generator(generator), shape, npd)), requires_grad)
+    arr = np.asarray(_uniform(_np_generator(generator), shape, npd))
+    return _finish(_in_layout(arr, input, memory_format, "rand_like"), requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -1126,7 +1149,8 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     """Standard normal samples with ``input``'s shape and dtype; errors as :func:`rand_like`."""
     shape, npd = _like(input, dtype, device, "randn_like")
     _float_dtype_for("randn_like", _dtype.from_numpy_dtype(npd), "input dtype")
-    return _finish(np.asarray(_normal(_np_generator(generator), shape, npd)), requires_grad)
+    arr = np.asarray(_normal(_np_generator(generator), shape, npd))
+    return _finish(_in_layout(arr, input, memory_format, "randn_like"), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
@@ -1138,7 +1162,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     shape, npd = _like(input, dtype, device, "randint_like")
     arr = _randint_values(_np_generator(generator), _int_arg(low, "randint_like(): low"),
                           _int_arg(high, "randint_like(): high"), shape, npd, "randint_like")
-    return _finish(arr, requires_grad)
+    return _finish(_in_layout(arr, input, memory_format, "randint_like"), requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------

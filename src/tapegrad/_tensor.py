@@ -146,9 +146,6 @@ class Tensor:
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
-    def is_contiguous(self):
-        return self._data.flags.c_contiguous
-
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
 

@@ -30,6 +30,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from .._memory_format import dense_layout
 from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
@@ -613,23 +614,12 @@ def _owned(g, seen, holders):
     return base.base is None and sys.getrefcount(base) <= allowed
 
 
-def _dense_layout(a):
-    """Whether array ``a``'s elements fill its memory without gaps or overlaps, in any order of
-    dimensions (torch's is_non_overlapping_and_dense)."""
-    step = a.itemsize
-    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
-        if stride != step:
-            return False
-        step *= n
-    return all(st >= 0 for st in a.strides)
-
-
 def _obeys_layout(g, leaf):
     """torch's layout contract for a leaf's new ``.grad`` (AccumulateGrad's
     obeys_layout_contract): the gradient array ``g`` has the leaf array's strides (dims of size
     1 aside) when the leaf is dense, else it is C-contiguous. A transposed gradient taken as is
     would make ``.grad.view(-1)`` fail where torch's works."""
-    if leaf.flags.c_contiguous or not _dense_layout(leaf):
+    if leaf.flags.c_contiguous or not dense_layout(leaf):
         return g.flags.c_contiguous
     return all(gs == ls for gs, ls, n in zip(g.strides, leaf.strides, g.shape) if n != 1)
 
@@ -637,7 +627,7 @@ def _obeys_layout(g, leaf):
 def _empty_in_layout(leaf, dtype):
     """An empty array of the leaf's shape laid out as the contract asks for its ``.grad``
     (torch's clone_obey_contract): as the leaf when it is dense, else C-contiguous."""
-    if leaf.flags.c_contiguous or not _dense_layout(leaf):
+    if leaf.flags.c_contiguous or not dense_layout(leaf):
         return np.empty(leaf.shape, dtype)
     return np.empty_like(leaf, dtype=dtype)     # (order "K": the leaf's own strides)
 
@@ -655,7 +645,7 @@ def _graph_copy(g, t):
     contract asks, :func:`_empty_in_layout`), CloneBackward0 (C-contiguous) for a leaf that is
     not dense and for a retained non-leaf gradient."""
     with enable_grad():
-        if t.grad_fn is not None or not _dense_layout(t._data):
+        if t.grad_fn is not None or not dense_layout(t._data):
             return g.clone()
         return _make(_empty_in_layout(t._data, g._data.dtype)).copy_(g)
 

@@ -15,6 +15,7 @@ from .. import _dtype
 from .._dtype import overflow_error, overflows, wrapped
 from .._device import device as _device_cls
 from .._factories import _check_device, _write_out
+from .._memory_format import check_format, empty_in_format, in_format, preserve_format
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -925,13 +926,17 @@ class ToCopy(ArrayFunction, name="ToCopyBackward0"):
     """Cast to another dtype. derivatives.yaml _to_copy: grad cast back to self's dtype."""
 
     @staticmethod
-    def forward(ctx, x, np_dtype):
+    def forward(ctx, x, np_dtype, fmt=None):
         ctx.src = x.dtype
-        return x.astype(np_dtype)
+        if fmt is None:     # (x's layout kept, as torch's preserve_format)
+            return x.astype(np_dtype)
+        out = empty_in_format(x, np_dtype, fmt, "to")
+        np.copyto(out, x, casting="unsafe")
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        return g.to(_dtype.from_numpy_dtype(ctx.src)), None
+        return g.to(_dtype.from_numpy_dtype(ctx.src)), None, None
 
 
 # ---- public functions ---------------------------------------------------------------------------
@@ -1174,9 +1179,20 @@ def where(condition, input=None, other=None):
 
 def _to(self, *args, **kwargs):
     """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
-    changes). Recorded as ToCopyBackward0."""
+    changes), keeping self's layout; ``memory_format=`` (contiguous_format, channels_last,
+    channels_last_3d) lays the copy out so (self when it already is, in its dtype). Recorded as
+    ToCopyBackward0. TypeError for a memory_format that is not one; RuntimeError for a
+    channels-last format of the wrong rank."""
     dt = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
+    fmt = check_format(kwargs.get("memory_format"), "to")
+    if fmt is not preserve_format:
+        # the cast (device, copy) as without a format, then the layout: self or that cast when
+        # laid out so already, else a copy of self in the cast's dtype that is
+        out = _to(self, *args, **{k: v for k, v in kwargs.items() if k != "memory_format"})
+        if in_format(out._data, fmt, "to") is not None:
+            return out
+        return ToCopy.apply(self, out._data.dtype, fmt)
     for a in args:
         if isinstance(a, Tensor):
             dt = a.dtype

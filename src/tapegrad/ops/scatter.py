@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._memory_format import contiguous_format
 from ..autograd.function import ArrayFunction
 from ..autograd.graph import user_stacklevel
 from ._registry import op
@@ -1690,7 +1691,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     big[axis + 1] = int(repeats)
     new = list(shape)
     new[axis] = new[axis] * int(repeats)
-    return expand(u, big).clone().view(new)
+    # (C order, whatever input's layout: the view below needs it)
+    return expand(u, big).clone(memory_format=contiguous_format).view(new)
 
 
 # ---- binary elementwise: atan2, hypot, logaddexp, xlogy, lerp ----------------------------------------

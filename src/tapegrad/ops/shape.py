@@ -14,6 +14,14 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._memory_format import (
+    _CHANNELS_LAST,
+    check_format,
+    contiguous_format,
+    empty_in_format,
+    in_format,
+    preserve_format,
+)
 from ..autograd.function import ArrayFunction, _share_version, _untracked_view
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _grad_state
@@ -432,28 +440,66 @@ Tensor.sum_to_size = sum_to_size
 
 
 class Clone(ArrayFunction, name="CloneBackward0"):
-    """A copy. derivatives.yaml: grad."""
+    """A copy: C-contiguous, or laid out as memory format ``fmt`` asks. derivatives.yaml: grad."""
 
     @staticmethod
-    def forward(ctx, x):
-        return np.array(x, copy=True, order="C")
+    def forward(ctx, x, fmt=None):
+        if fmt is None:
+            return np.array(x, copy=True, order="C")
+        out = empty_in_format(x, x.dtype, fmt, "clone")
+        np.copyto(out, x)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        return g
+        return g, None
 
 
 @op("clone")
 def clone(input, *, memory_format=None):
-    """A copy with its own storage; recorded as CloneBackward0, so gradients flow through it."""
-    return Clone.apply(input)
+    """A copy with its own storage; recorded as CloneBackward0, so gradients flow through it.
+    ``memory_format`` (default ``preserve_format``): the copy keeps input's strides when input
+    is dense, else the same order of dims without gaps; ``contiguous_format``: C order;
+    ``channels_last`` / ``channels_last_3d``: channels innermost. TypeError for a memory_format
+    that is not one; RuntimeError for a channels-last format of the wrong rank (4 / 5)."""
+    fmt = check_format(memory_format, "clone")
+    if fmt is contiguous_format or fmt is preserve_format and input._data.flags.c_contiguous:
+        return Clone.apply(input)
+    return Clone.apply(input, fmt)
 
 
-def contiguous(self, memory_format=None):
-    """self if already C-contiguous, else a contiguous copy (CloneBackward0)."""
-    if self._data.flags.c_contiguous:
+def contiguous(self, memory_format=contiguous_format):
+    """self if already laid out as ``memory_format`` asks (C order by default;
+    ``channels_last`` / ``channels_last_3d``: channels innermost), else a copy that is
+    (CloneBackward0). RuntimeError for ``preserve_format`` (as torch) and for a channels-last
+    format of the wrong rank; TypeError for a memory_format that is not one."""
+    fmt = check_format(memory_format, "contiguous", contiguous_format)
+    if fmt is contiguous_format:
+        if self._data.flags.c_contiguous:
+            return self
+        return Clone.apply(self)
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator "
+                           "(contiguous: use contiguous_format, channels_last or "
+                           "channels_last_3d; clone() preserves a layout)")
+    if in_format(self._data, fmt, "contiguous") is not None:
         return self
-    return Clone.apply(self)
+    return Clone.apply(self, fmt)
+
+
+def is_contiguous(self, memory_format=contiguous_format):
+    """Whether the elements lie in memory in ``memory_format``'s order without gaps (C order by
+    default and for ``preserve_format``, as torch; a channels-last format asked of a tensor of
+    another rank gives False, as torch). TypeError for a memory_format that is not one."""
+    fmt = check_format(memory_format, "is_contiguous", contiguous_format)
+    if fmt is contiguous_format or fmt is preserve_format:
+        return self._data.flags.c_contiguous
+    if self._data.ndim != len(_CHANNELS_LAST[fmt]):
+        return False
+    return in_format(self._data, fmt, "is_contiguous") is not None
+
+
+Tensor.is_contiguous = is_contiguous
 
 
 Tensor.contiguous = contiguous

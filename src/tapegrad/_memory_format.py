@@ -1,0 +1,120 @@
+"""Memory formats (torch.memory_format): how a new tensor lays out its elements in memory.
+
+``preserve_format`` (the default of clone and the ``*_like`` factories) keeps the strides of a
+source whose elements fill its memory without gaps or overlaps ("dense", in any order of
+dimensions, a transposed matrix included), and otherwise the source's order of dimensions,
+without the gaps; ``contiguous_format``
+is C order; ``channels_last`` (4-D) and ``channels_last_3d`` (5-D) keep the channels innermost
+(N, H, W, C in memory). Values never depend on the format, only ``stride()`` and
+``is_contiguous()`` do, as in torch.
+"""
+import numpy as np
+
+__all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
+           "channels_last_3d"]
+
+
+class memory_format:
+    """One of tapegrad's memory formats (the four module constants; not made by users)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+# the order of a channels-last format's dims in memory, outermost first
+_CHANNELS_LAST = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
+
+
+def check_format(fmt, op, default=preserve_format):
+    """``fmt`` (``default`` for None) after checking its type: TypeError naming ``op`` for
+    anything but a memory_format."""
+    if fmt is None:
+        return default
+    if type(fmt) is not memory_format:
+        raise TypeError(f"{op}(): argument 'memory_format' must be tapegrad.memory_format (one of "
+                        f"tapegrad.contiguous_format, preserve_format, channels_last, "
+                        f"channels_last_3d), not {type(fmt).__name__}")
+    return fmt
+
+
+def dense_layout(a):
+    """Whether array ``a``'s elements fill its memory without gaps or overlaps, in any order of
+    dimensions (torch's is_non_overlapping_and_dense)."""
+    step = a.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return all(st >= 0 for st in a.strides)
+
+
+def _dense_order(shape, strides):
+    """The dims of a layout that is not dense, fastest first, as torch's infer_dense_strides
+    orders them (empty_like and clone of such a tensor): by stride, a dim of stride 0 (an
+    expanded one) keeping its place in C order, equal strides putting the smaller size first."""
+    perm = list(range(len(shape) - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, len(perm)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = should_swap(perm[k], perm[j])
+            if c > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif c < 0:
+                break
+    return perm
+
+
+def _channels_last_order(fmt, ndim, op):
+    order = _CHANNELS_LAST[fmt]
+    if ndim != len(order):
+        raise RuntimeError(f"required rank {len(order)} tensor to use {fmt._name} format ({op} "
+                           f"got a {ndim}-D tensor)")
+    return order
+
+
+def empty_in_format(src, dtype, fmt, op):
+    """An empty array of ``src``'s shape (an array) and ``dtype``, laid out as memory format
+    ``fmt`` (already checked) asks; RuntimeError for a channels-last format of the wrong rank."""
+    if fmt is preserve_format:
+        if dense_layout(src):
+            return np.empty_like(src, dtype=dtype)     # (order "K": src's own strides)
+        fastest_first = _dense_order(src.shape, src.strides)
+        outer = np.empty([src.shape[d] for d in reversed(fastest_first)], dtype)
+        return outer.transpose(np.argsort(fastest_first[::-1]))
+    if fmt is contiguous_format:
+        return np.empty(src.shape, dtype)
+    order = _channels_last_order(fmt, src.ndim, op)
+    outer = np.empty([src.shape[d] for d in order], dtype)
+    return outer.transpose(np.argsort(order))
+
+
+def in_format(arr, fmt, op):
+    """``arr`` itself when its layout already is what ``fmt`` (not preserve_format) asks,
+    else None."""
+    if fmt is contiguous_format:
+        return arr if arr.flags.c_contiguous else None
+    order = _channels_last_order(fmt, arr.ndim, op)
+    return arr if arr.transpose(order).flags.c_contiguous else None
