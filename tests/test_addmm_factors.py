@@ -46,3 +46,16 @@ def test_factors_double_backward_as_torch(beta, alpha):
     assert on == tn == "AddmmBackward0"
     for a, r in zip(ours, theirs):
         np.testing.assert_allclose(a, r, rtol=1e-12)
+
+
+def test_factor_products_record_mul_backward1_as_torch():
+    def run(lib):
+        m1 = lib.ones(2, 4, dtype=lib.float64, requires_grad=True)
+        m2 = lib.ones(4, 3, dtype=lib.float64, requires_grad=True)
+        y = lib.addmm(lib.ones(3, dtype=lib.float64), m1, m2, alpha=2.0)
+        g, = lib.autograd.grad(y.sum(), m1, create_graph=True)
+        return g.grad_fn.name(), g.detach().numpy().tolist()
+
+    assert run(tg)[0] == "MulBackward1"
+    torch = pytest.importorskip("torch")
+    assert run(tg) == run(torch)

@@ -89,3 +89,22 @@ def test_create_graph_grad_of_a_transposed_leaf_keeps_its_layout():
     w = tg.ones(5, 3).t().requires_grad_()
     (w * w).sum().backward(create_graph=True)
     assert w.grad.stride() == (1, 3) and w.grad.grad_fn.name() == "torch::autograd::CopyBackwards"
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_create_graph_grads_come_c_ordered_where_torch_clones_contiguous():
+    # (a non-dense leaf and a retained non-leaf: torch's clone(contiguous_format))
+    def run(lib):
+        x = lib.arange(24.0).reshape(3, 8)[:, ::2].requires_grad_()
+        w = lib.ones(4, 3, requires_grad=True)
+        (x * w.t()).sum().backward(create_graph=True)
+        z = lib.ones(3, 4, requires_grad=True)
+        y = z * 2
+        y.retain_grad()
+        (y * lib.ones(4, 3).t()).sum().backward(create_graph=True)
+        return (x.grad.stride(), x.grad.grad_fn.name(), list(x.grad.view(-1).shape),
+                y.grad.stride())
+
+    assert run(tg) == ((4, 1), "CloneBackward0", [12], (4, 1))
+    torch = pytest.importorskip("torch")
+    assert run(tg) == run(torch)

@@ -62,3 +62,21 @@ def test_copy_backwards_name_has_the_namespace():
 def test_copy_backwards_name_as_torch():
     torch = pytest.importorskip("torch")
     assert _copy_names(tg) == _copy_names(torch)
+
+
+@pytest.mark.parametrize("lib_name", ["tapegrad", "torch"])
+def test_post_accumulate_hook_may_return_the_leaf_itself(lib_name):
+    L = tg if lib_name == "tapegrad" else pytest.importorskip("torch")
+    a = L.ones(3, requires_grad=True)
+    a.register_post_accumulate_grad_hook(lambda t: t)
+    (a * 3).sum().backward()
+    assert a.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("lib_name", ["tapegrad", "torch"])
+def test_post_accumulate_hook_returning_a_non_tensor_is_a_type_error(lib_name):
+    L = tg if lib_name == "tapegrad" else pytest.importorskip("torch")
+    a = L.ones(3, requires_grad=True)
+    a.register_post_accumulate_grad_hook(lambda t: 1)
+    with pytest.raises(TypeError, match="expected Variable, but hook returned 'int'"):
+        (a * 3).sum().backward()

@@ -118,3 +118,38 @@ def test_repeat_interleave_of_a_transposed_tensor():
     x = tg.arange(6.0).reshape(2, 3).t()
     assert x.repeat_interleave(2, dim=0).tolist() == [[0.0, 3.0]] * 2 + [[1.0, 4.0]] * 2 + \
         [[2.0, 5.0]] * 2
+
+
+def _p(L):
+    return L.arange(6.0).reshape(2, 1, 3, 1).permute(3, 1, 0, 2)     # (size-1 dims' strides)
+
+
+_MORE = {
+    "to contiguous of a stepped slice": lambda L: (lambda x: (
+        x.to(memory_format=L.contiguous_format) is x,
+        x.to(memory_format=L.contiguous_format).stride()))(L.arange(9.0).reshape(3, 3)[::2]),
+    "to contiguous of a transposed tensor": lambda L: (lambda t: t.to(
+        memory_format=L.contiguous_format) is t)(L.arange(12.0).reshape(3, 4).t()),
+    "to channels_last of N C 1 1": lambda L: L.arange(6.0).reshape(2, 3, 1, 1).to(
+        memory_format=L.channels_last).stride(),
+    "to channels_last with a size-1 channel": lambda L: (
+        L.arange(40.0).reshape(2, 1, 4, 5).to(L.float64, memory_format=L.channels_last).stride(),
+        L.arange(40.0).reshape(2, 1, 4, 5).to(memory_format=L.channels_last).stride()),
+    "preserve keeps size-1 strides": lambda L: (_p(L).stride(), _p(L).clone().stride(),
+                                                L.zeros_like(_p(L)).stride(),
+                                                L.arange(2.0)[::2].clone().stride()),
+    "grad keeps size-1 strides": lambda L: (lambda q: (q.sum().backward(), q.grad.stride())[1])(
+        _p(L).requires_grad_()),
+    "contiguous preserve of contiguous": lambda L: [L.ones(*s).contiguous(
+        memory_format=L.preserve_format).stride() for s in ((), (3, 3))],
+    "memory_format by position": lambda L: [_outcome(f, L) for f in (
+        lambda L: L.ones(3).contiguous(L.contiguous_format),
+        lambda L: L.ones(3).is_contiguous(L.contiguous_format),
+        lambda L: L.ones(2, 3, 4, 5).to(L.float16, L.channels_last))],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MORE))
+def test_more_memory_format_cases_as_torch(name):
+    torch = pytest.importorskip("torch")
+    assert _outcome(_MORE[name], tg) == _outcome(_MORE[name], torch)

@@ -87,3 +87,15 @@ def test_a_formula_returning_a_non_tensor_raises_type_error():
     y = Bad.apply(tg.ones(2, requires_grad=True))
     with pytest.raises(TypeError, match="BadBackward returned a gradient of type float"):
         y.grad_fn(tg.ones(2))
+
+
+@pytest.mark.parametrize("lib_name", ["tapegrad", "torch"])
+def test_calling_a_node_with_the_wrong_arguments_is_a_type_error(lib_name):
+    L = tg if lib_name == "tapegrad" else pytest.importorskip("torch")
+    node = (L.ones(2, requires_grad=True) * 2).grad_fn
+    with pytest.raises(TypeError, match="expected 1 arguments, got 0 instead"):
+        node()
+    with pytest.raises(TypeError, match="expected 1 arguments, got 2 instead"):
+        node(L.ones(2), L.ones(2))
+    with pytest.raises(TypeError, match="argument 0 is not a Variable"):
+        node(3.0)

@@ -30,7 +30,9 @@ from ._memory_format import (
     check_format,
     contiguous_format,
     empty_in_format,
+    plain_c_order,
     preserve_format,
+    same_strides,
 )
 from ._tensor import Tensor, _make
 from .autograd.grad_mode import state as _grad_state
@@ -813,7 +815,8 @@ def _in_layout(arr, input, memory_format, name):
     gaps; see tapegrad._memory_format): itself when that is C order, else a copy. TypeError for
     a memory_format that is not one; RuntimeError for a channels-last one of the wrong rank."""
     fmt = check_format(memory_format, name)
-    if fmt is contiguous_format or fmt is preserve_format and input._data.flags.c_contiguous:
+    if fmt is contiguous_format or fmt is preserve_format and (
+            plain_c_order(input._data) or same_strides(arr, input._data)):
         return arr
     out = empty_in_format(input._data, arr.dtype, fmt, name)
     np.copyto(out, arr)

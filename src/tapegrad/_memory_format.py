@@ -38,6 +38,13 @@ channels_last_3d = memory_format("channels_last_3d")
 _CHANNELS_LAST = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
 
 
+def plain_c_order(a):
+    """Whether array ``a`` is C-contiguous with C strides on every dim, size-1 dims included
+    (which NumPy's flag overlooks and torch's preserve_format keeps): a copy in C order
+    preserves its layout."""
+    return a.flags.c_contiguous and 1 not in a.shape
+
+
 def check_format(fmt, op, default=preserve_format):
     """``fmt`` (``default`` for None) after checking its type: TypeError naming ``op`` for
     anything but a memory_format."""
@@ -59,6 +66,25 @@ def dense_layout(a):
             return False
         step *= n
     return all(st >= 0 for st in a.strides)
+
+
+def empty_with_strides(src, dtype):
+    """An empty array of dense array ``src``'s shape and exactly its strides (in elements), in
+    ``dtype``: torch's empty_strided, which keeps even a size-1 dim's stride, where NumPy's
+    empty_like picks its own for those."""
+    out = np.empty_like(src, dtype=dtype)
+    if same_strides(out, src):
+        return out
+    isz, osz = src.itemsize, out.itemsize
+    buf = np.empty(src.size, out.dtype)
+    return np.ndarray(src.shape, out.dtype, buffer=buf,
+                      strides=[si // isz * osz for si in src.strides])
+
+
+def same_strides(a, b):
+    """Whether arrays ``a`` and ``b`` (one shape) have the same strides counted in elements."""
+    isz, osz = b.itemsize, a.itemsize
+    return all(sa * isz == sb * osz for sa, sb in zip(a.strides, b.strides))
 
 
 def _dense_order(shape, strides):
@@ -100,7 +126,7 @@ def empty_in_format(src, dtype, fmt, op):
     ``fmt`` (already checked) asks; RuntimeError for a channels-last format of the wrong rank."""
     if fmt is preserve_format:
         if dense_layout(src):
-            return np.empty_like(src, dtype=dtype)     # (order "K": src's own strides)
+            return empty_with_strides(src, dtype)
         fastest_first = _dense_order(src.shape, src.strides)
         outer = np.empty([src.shape[d] for d in reversed(fastest_first)], dtype)
         return outer.transpose(np.argsort(fastest_first[::-1]))
@@ -109,6 +135,32 @@ def empty_in_format(src, dtype, fmt, op):
     order = _channels_last_order(fmt, src.ndim, op)
     outer = np.empty([src.shape[d] for d in order], dtype)
     return outer.transpose(np.argsort(order))
+
+
+def _strides_like(sizes, strides, dims):
+    """torch's is_channels_last_strides_2d / _3d: whether the strides order the dims as
+    ``dims`` (innermost first), a size-1 or ambiguous case read as C order."""
+    if strides[1] == 0:
+        return False
+    least = 0
+    for d in dims:
+        if sizes[d] == 0 or strides[d] < least:
+            return False
+        if d == 0 and least == strides[1]:
+            return False
+        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
+def suggest_format(arr):
+    """The memory format ``arr``'s strides suggest, as torch's suggest_memory_format:
+    channels_last (4-D) or channels_last_3d (5-D) when they order the dims so, else
+    contiguous_format."""
+    if arr.ndim in (4, 5):
+        strides = [s // arr.itemsize for s in arr.strides]
+        if _strides_like(arr.shape, strides, (1, 3, 2, 0) if arr.ndim == 4 else (1, 4, 3, 2, 0)):
+            return channels_last if arr.ndim == 4 else channels_last_3d
+    return contiguous_format
 
 
 def in_format(arr, fmt, op):

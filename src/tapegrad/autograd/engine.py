@@ -30,7 +30,8 @@ from operator import itemgetter
 
 import numpy as np
 
-from .._memory_format import dense_layout
+from .._memory_format import (contiguous_format, dense_layout, empty_with_strides,
+                              plain_c_order)
 from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
@@ -204,7 +205,17 @@ def call_direct(node, grads):
     alone, without the node's hooks, and without the engine's sum and cast of each gradient to
     its input's shape and dtype (a broadcast input's gradient keeps the output's shape). One
     gradient (or None) per forward argument: None for one that needs no gradient, and for all
-    when no gradient is given."""
+    when no gradient is given. TypeError, as torch, for no gradient or more than the node's
+    outputs (fewer count as None for the rest), or one neither a Tensor nor None."""
+    n = node._n_out
+    if not grads or len(grads) > n:
+        raise TypeError(f"expected {n} arguments, got {len(grads)} instead ({node.name()} "
+                        f"called by hand takes one gradient per output of its op)")
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"argument {i} is not a Variable ({node.name()} called by hand takes "
+                            f"Tensors or None, got {type(g).__name__})")
+    grads = list(grads) + [None] * (n - len(grads))
     edges = node._edges
     if all(g is None for g in grads):
         return [None] * (len(edges) >> 2)
@@ -627,9 +638,9 @@ def _obeys_layout(g, leaf):
 def _empty_in_layout(leaf, dtype):
     """An empty array of the leaf's shape laid out as the contract asks for its ``.grad``
     (torch's clone_obey_contract): as the leaf when it is dense, else C-contiguous."""
-    if leaf.flags.c_contiguous or not dense_layout(leaf):
+    if plain_c_order(leaf) or not dense_layout(leaf):
         return np.empty(leaf.shape, dtype)
-    return np.empty_like(leaf, dtype=dtype)     # (order "K": the leaf's own strides)
+    return empty_with_strides(leaf, dtype)
 
 
 def _copy_in_layout(g, leaf):
@@ -642,11 +653,12 @@ def _copy_in_layout(g, leaf):
 def _graph_copy(g, t):
     """A copy of ``g`` recorded (with grad mode on, as during a backward with create_graph=True)
     as torch records it for tensor ``t``'s ``.grad``: CopyBackwards for a leaf (laid out as its
-    contract asks, :func:`_empty_in_layout`), CloneBackward0 (C-contiguous) for a leaf that is
-    not dense and for a retained non-leaf gradient."""
+    contract asks, :func:`_empty_in_layout`), CloneBackward0 (C-contiguous, as torch's
+    clone(contiguous_format)) for a leaf that is not dense and for a retained non-leaf
+    gradient."""
     with enable_grad():
         if t.grad_fn is not None or not dense_layout(t._data):
-            return g.clone()
+            return g.clone(memory_format=contiguous_format)
         return _make(_empty_in_layout(t._data, g._data.dtype)).copy_(g)
 
 
@@ -741,13 +753,18 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
     try:
         for t in post:
             for hook in list(t._extra["post_acc_hooks"].values()):
-                if hook(t) is not None:
-                    raise RuntimeError(
-                        f"Tensor post accumulate grad hooks should return None ({hook!r}, "
-                        f"registered with register_post_accumulate_grad_hook on a leaf of shape "
-                        f"{list(t._data.shape)}, returned a value: such a hook sees the leaf "
-                        f"after its .grad is written and may change it in place; every .grad "
-                        f"this backward wrote is put back as it was)")
+                r = hook(t)
+                # (the leaf itself passes, as in torch)
+                if r is not None and r is not t:
+                    about = (f"{hook!r}, registered with register_post_accumulate_grad_hook on a "
+                             f"leaf of shape {list(t._data.shape)}; such a hook sees the leaf "
+                             f"after its .grad is written and may change it in place; every "
+                             f".grad this backward wrote is put back as it was")
+                    if not isinstance(r, Tensor):
+                        raise TypeError(f"expected Variable, but hook returned "
+                                        f"'{type(r).__name__}' ({about})")
+                    raise RuntimeError(f"Tensor post accumulate grad hooks should return None "
+                                       f"({about})")
         for node, g in acc_hooks:
             for hook in list(node._hooks.values()):
                 hook((), (g,))

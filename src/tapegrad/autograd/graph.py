@@ -360,9 +360,11 @@ class Node:
         (3,) and ``g`` (4, 3) gives (4, 3) for both). A gradient for each ``next_functions``
         entry, as torch returns them (one Tensor, or None, for a single entry; a tuple
         otherwise); all None when every given gradient is None. Recorded when grad mode is on.
-        Raises TypeError when the formula returns something other than a Tensor or None."""
+        Raises TypeError, as torch, for no gradient or more than the node has outputs (fewer
+        count as None for the rest), for an argument that is neither a Tensor nor None, and when
+        the formula returns something other than a Tensor or None."""
         from .engine import call_direct
-        out = call_direct(self, list(grads))
+        out = call_direct(self, grads)
         res = tuple(out[i] for i in self._shown())
         return res[0] if len(res) == 1 else res
 

@@ -440,8 +440,12 @@ class AddmmScaled(Addmm, name="AddmmBackward0"):
 
 
 def _times(t, factor):
-    """torch's maybe_multiply: ``t * factor``, or ``t`` itself for a factor of 1 (or no t)."""
-    return t if t is None or factor == 1 else t * factor
+    """torch's maybe_multiply: ``t * factor`` (MulBackward1 when recorded, as torch's), or ``t``
+    itself for a factor of 1 (or no t)."""
+    if t is None or factor == 1:
+        return t
+    from .losses import MulScalar   # (losses imports this module)
+    return MulScalar.apply(t, factor)
 
 
 def check_addmm(input, mat1, mat2, name, position=2, beta=1, alpha=1):

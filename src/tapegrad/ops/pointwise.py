@@ -15,7 +15,8 @@ from .. import _dtype
 from .._dtype import overflow_error, overflows, wrapped
 from .._device import device as _device_cls
 from .._factories import _check_device, _write_out
-from .._memory_format import check_format, empty_in_format, in_format, preserve_format
+from .._memory_format import (check_format, empty_in_format, memory_format, preserve_format,
+                             suggest_format)
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -1179,20 +1180,14 @@ def where(condition, input=None, other=None):
 
 def _to(self, *args, **kwargs):
     """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
-    changes), keeping self's layout; ``memory_format=`` (contiguous_format, channels_last,
-    channels_last_3d) lays the copy out so (self when it already is, in its dtype). Recorded as
-    ToCopyBackward0. TypeError for a memory_format that is not one; RuntimeError for a
-    channels-last format of the wrong rank."""
+    changes), keeping self's layout. ``memory_format=`` (keyword only; contiguous_format,
+    channels_last, channels_last_3d): self when nothing else changes and the format its strides
+    suggest (torch's suggest_memory_format) is that one, else a copy laid out so. Recorded as
+    ToCopyBackward0. TypeError for a memory_format that is not one or is given by position;
+    RuntimeError for a channels-last format of the wrong rank."""
     dt = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
     fmt = check_format(kwargs.get("memory_format"), "to")
-    if fmt is not preserve_format:
-        # the cast (device, copy) as without a format, then the layout: self or that cast when
-        # laid out so already, else a copy of self in the cast's dtype that is
-        out = _to(self, *args, **{k: v for k, v in kwargs.items() if k != "memory_format"})
-        if in_format(out._data, fmt, "to") is not None:
-            return out
-        return ToCopy.apply(self, out._data.dtype, fmt)
     for a in args:
         if isinstance(a, Tensor):
             dt = a.dtype
@@ -1200,7 +1195,16 @@ def _to(self, *args, **kwargs):
             dt = a
         elif isinstance(a, (str, _device_cls)) or a is None:
             _check_device(a, "to")
+        elif isinstance(a, memory_format):
+            raise TypeError(f"to() received an invalid combination of arguments: a memory "
+                            f"format ({a!r}) is taken only as memory_format=")
     _check_device(kwargs.get("device"), "to")
+    if fmt is not preserve_format:
+        # (torch's to_will_alias, then _to_copy in that format)
+        np_dt = self._data.dtype if dt is None else _dtype.to_dtype(dt).np
+        if np_dt == self._data.dtype and not copy and suggest_format(self._data) is fmt:
+            return self
+        return ToCopy.apply(self, np_dt, fmt)
     if dt is None:
         return self.clone() if copy else self
     dt = _dtype.to_dtype(dt)

@@ -20,6 +20,7 @@ from .._memory_format import (
     contiguous_format,
     empty_in_format,
     in_format,
+    plain_c_order,
     preserve_format,
 )
 from ..autograd.function import ArrayFunction, _share_version, _untracked_view
@@ -463,22 +464,23 @@ def clone(input, *, memory_format=None):
     ``channels_last`` / ``channels_last_3d``: channels innermost. TypeError for a memory_format
     that is not one; RuntimeError for a channels-last format of the wrong rank (4 / 5)."""
     fmt = check_format(memory_format, "clone")
-    if fmt is contiguous_format or fmt is preserve_format and input._data.flags.c_contiguous:
+    if fmt is contiguous_format or fmt is preserve_format and plain_c_order(input._data):
         return Clone.apply(input)
     return Clone.apply(input, fmt)
 
 
-def contiguous(self, memory_format=contiguous_format):
+def contiguous(self, *, memory_format=contiguous_format):
     """self if already laid out as ``memory_format`` asks (C order by default;
     ``channels_last`` / ``channels_last_3d``: channels innermost), else a copy that is
-    (CloneBackward0). RuntimeError for ``preserve_format`` (as torch) and for a channels-last
-    format of the wrong rank; TypeError for a memory_format that is not one."""
+    (CloneBackward0). RuntimeError for ``preserve_format`` on a tensor not in C order (as
+    torch) and for a channels-last format of the wrong rank; TypeError for a memory_format that
+    is not one."""
     fmt = check_format(memory_format, "contiguous", contiguous_format)
-    if fmt is contiguous_format:
+    if fmt is contiguous_format or fmt is preserve_format:
         if self._data.flags.c_contiguous:
             return self
-        return Clone.apply(self)
-    if fmt is preserve_format:
+        if fmt is contiguous_format:
+            return Clone.apply(self)
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator "
                            "(contiguous: use contiguous_format, channels_last or "
                            "channels_last_3d; clone() preserves a layout)")
@@ -487,7 +489,7 @@ def contiguous(self, memory_format=contiguous_format):
     return Clone.apply(self, fmt)
 
 
-def is_contiguous(self, memory_format=contiguous_format):
+def is_contiguous(self, *, memory_format=contiguous_format):
     """Whether the elements lie in memory in ``memory_format``'s order without gaps (C order by
     default and for ``preserve_format``, as torch; a channels-last format asked of a tensor of
     another rank gives False, as torch). TypeError for a memory_format that is not one."""
