@@ -59,9 +59,8 @@ _CASES = {
                      _z(L).to(L.float64, memory_format=L.channels_last).stride(),
                      _z(L).to(memory_format=L.contiguous_format) is _z(L),
                      _x(L).float().stride()),
-    "to returns self when laid out so": lambda L: (lambda t: (
-        t.to(memory_format=L.channels_last) is t, t.to(memory_format=L.contiguous_format) is t))(
-        _cl(L)),
+    "to returns self when laid out so": lambda L: _to_is_self(_cl(L), L.channels_last,
+                                                             L.contiguous_format),
     "clone and to values": lambda L: (_z(L).clone(memory_format=L.channels_last).tolist(),
                                       _z(L).to(memory_format=L.channels_last).tolist()),
     "repr": lambda L: [repr(f).split(".")[-1] for f in (
@@ -120,16 +119,25 @@ def test_repeat_interleave_of_a_transposed_tensor():
         [[2.0, 5.0]] * 2
 
 
+def _to_is_self(t, *formats):
+    return [t.to(memory_format=f) is t for f in formats]
+
+
+def _grad_stride(leaf):
+    leaf.sum().backward()
+    return leaf.grad.stride()
+
+
 def _p(L):
     return L.arange(6.0).reshape(2, 1, 3, 1).permute(3, 1, 0, 2)     # (size-1 dims' strides)
 
 
 _MORE = {
-    "to contiguous of a stepped slice": lambda L: (lambda x: (
-        x.to(memory_format=L.contiguous_format) is x,
-        x.to(memory_format=L.contiguous_format).stride()))(L.arange(9.0).reshape(3, 3)[::2]),
-    "to contiguous of a transposed tensor": lambda L: (lambda t: t.to(
-        memory_format=L.contiguous_format) is t)(L.arange(12.0).reshape(3, 4).t()),
+    "to contiguous of a stepped slice": lambda L: (
+        _to_is_self(L.arange(9.0).reshape(3, 3)[::2], L.contiguous_format),
+        L.arange(9.0).reshape(3, 3)[::2].to(memory_format=L.contiguous_format).stride()),
+    "to contiguous of a transposed tensor": lambda L: _to_is_self(
+        L.arange(12.0).reshape(3, 4).t(), L.contiguous_format),
     "to channels_last of N C 1 1": lambda L: L.arange(6.0).reshape(2, 3, 1, 1).to(
         memory_format=L.channels_last).stride(),
     "to channels_last with a size-1 channel": lambda L: (
@@ -138,8 +146,7 @@ _MORE = {
     "preserve keeps size-1 strides": lambda L: (_p(L).stride(), _p(L).clone().stride(),
                                                 L.zeros_like(_p(L)).stride(),
                                                 L.arange(2.0)[::2].clone().stride()),
-    "grad keeps size-1 strides": lambda L: (lambda q: (q.sum().backward(), q.grad.stride())[1])(
-        _p(L).requires_grad_()),
+    "grad keeps size-1 strides": lambda L: _grad_stride(_p(L).requires_grad_()),
     "contiguous preserve of contiguous": lambda L: [L.ones(*s).contiguous(
         memory_format=L.preserve_format).stride() for s in ((), (3, 3))],
     "memory_format by position": lambda L: [_outcome(f, L) for f in (

@@ -10,8 +10,8 @@ is C order; ``channels_last`` (4-D) and ``channels_last_3d`` (5-D) keep the chan
 """
 import numpy as np
 
-__all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
-           "channels_last_3d"]
+__all__ = ["channels_last", "channels_last_3d", "contiguous_format", "memory_format",
+           "preserve_format"]
 
 
 class memory_format:
@@ -148,7 +148,7 @@ def _strides_like(sizes, strides, dims):
             return False
         if d == 0 and least == strides[1]:
             return False
-        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+        least = strides[d] * max(1, sizes[d])
     return True
 
 
