@@ -444,7 +444,7 @@ def _times(t, factor):
     itself for a factor of 1 (or no t)."""
     if t is None or factor == 1:
         return t
-    from .losses import MulScalar   # (losses imports this module)
+    from .losses import MulScalar  # (losses imports this module)
     return MulScalar.apply(t, factor)
 
 
