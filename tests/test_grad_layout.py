@@ -108,3 +108,25 @@ def test_create_graph_grads_come_c_ordered_where_torch_clones_contiguous():
     assert run(tg) == ((4, 1), "CloneBackward0", [12], (4, 1))
     torch = pytest.importorskip("torch")
     assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("kw", [{"momentum": 0.9, "weight_decay": 0.1}, {"momentum": 0.9},
+                                {"momentum": 0.9, "weight_decay": 0.1, "nesterov": True},
+                                {"momentum": 0.9, "weight_decay": 0.1, "maximize": True}],
+                         ids=["wd", "plain", "nesterov", "maximize"])
+def test_sgd_momentum_buffer_keeps_a_transposed_parameters_layout_as_torch(kw):
+    def run(lib):
+        p = lib.nn.Parameter(lib.arange(12.0).reshape(3, 4).t().clone())
+        opt = lib.optim.SGD([p], lr=0.1, **kw)
+        for _ in range(2):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+        return p.stride(), opt.state[p]["momentum_buffer"].stride(), p.detach().numpy()
+
+    ours = run(tg)
+    assert ours[:2] == ((1, 4), (1, 4))
+    torch = pytest.importorskip("torch")
+    theirs = run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)

@@ -89,7 +89,7 @@ def _sgd_update(p, grad, buf, group, where=None):
     momentum, dampening = group["momentum"], group["dampening"]
     g = -grad if group["maximize"] else grad
     if wd != 0:
-        g = g.copy()
+        g = g.copy(order="K")
         add_scaled_(g, arr, wd)
     if momentum != 0:
         if buf is None:
@@ -100,7 +100,7 @@ def _sgd_update(p, grad, buf, group, where=None):
             add_scaled_(b, g, 1 - dampening)
             bump_version(buf, where)
         if group["nesterov"]:
-            g = g.copy()
+            g = g.copy(order="K")
             add_scaled_(g, buf._data, momentum)
         else:
             g = buf._data
