@@ -149,6 +149,10 @@ _MORE = {
     "grad keeps size-1 strides": lambda L: _grad_stride(_p(L).requires_grad_()),
     "contiguous preserve of contiguous": lambda L: [L.ones(*s).contiguous(
         memory_format=L.preserve_format).stride() for s in ((), (3, 3))],
+    "to channels_last_3d": lambda L: (
+        L.arange(720.0).reshape(2, 3, 4, 5, 6).to(memory_format=L.channels_last_3d).stride(),
+        _to_is_self(L.ones(2, 3, 4, 5, 6).contiguous(memory_format=L.channels_last_3d),
+                    L.channels_last_3d, L.contiguous_format, L.channels_last)),
     "memory_format by position": lambda L: [_outcome(f, L) for f in (
         lambda L: L.ones(3).contiguous(L.contiguous_format),
         lambda L: L.ones(3).is_contiguous(L.contiguous_format),

@@ -3,10 +3,11 @@
 ``preserve_format`` (the default of clone and the ``*_like`` factories) keeps the strides of a
 source whose elements fill its memory without gaps or overlaps ("dense", in any order of
 dimensions, a transposed matrix included), and otherwise the source's order of dimensions,
-without the gaps; ``contiguous_format``
-is C order; ``channels_last`` (4-D) and ``channels_last_3d`` (5-D) keep the channels innermost
-(N, H, W, C in memory). Values never depend on the format, only ``stride()`` and
-``is_contiguous()`` do, as in torch.
+without the gaps; ``contiguous_format`` is C order; ``channels_last`` (4-D) and
+``channels_last_3d`` (5-D) keep the channels innermost (N, H, W, C in memory). Values never
+depend on the format, only ``stride()`` and ``is_contiguous()`` do, as in torch. The rules are
+torch's (c10's empty_like / infer_dense_strides, suggest_memory_format and
+is_channels_last_strides), ported.
 """
 import numpy as np
 
@@ -113,6 +114,13 @@ def _dense_order(shape, strides):
     return perm
 
 
+def _empty_ordered(shape, outer_first, dtype):
+    """An empty array of ``shape`` whose dims lie in memory in the order ``outer_first``
+    (outermost first), without gaps."""
+    outer = np.empty([shape[d] for d in outer_first], dtype)
+    return outer.transpose(np.argsort(outer_first))
+
+
 def _channels_last_order(fmt, ndim, op):
     order = _CHANNELS_LAST[fmt]
     if ndim != len(order):
@@ -127,14 +135,10 @@ def empty_in_format(src, dtype, fmt, op):
     if fmt is preserve_format:
         if dense_layout(src):
             return empty_with_strides(src, dtype)
-        fastest_first = _dense_order(src.shape, src.strides)
-        outer = np.empty([src.shape[d] for d in reversed(fastest_first)], dtype)
-        return outer.transpose(np.argsort(fastest_first[::-1]))
+        return _empty_ordered(src.shape, _dense_order(src.shape, src.strides)[::-1], dtype)
     if fmt is contiguous_format:
         return np.empty(src.shape, dtype)
-    order = _channels_last_order(fmt, src.ndim, op)
-    outer = np.empty([src.shape[d] for d in order], dtype)
-    return outer.transpose(np.argsort(order))
+    return _empty_ordered(src.shape, _channels_last_order(fmt, src.ndim, op), dtype)
 
 
 def _strides_like(sizes, strides, dims):
@@ -157,16 +161,17 @@ def suggest_format(arr):
     channels_last (4-D) or channels_last_3d (5-D) when they order the dims so, else
     contiguous_format."""
     if arr.ndim in (4, 5):
+        fmt = channels_last if arr.ndim == 4 else channels_last_3d
         strides = [s // arr.itemsize for s in arr.strides]
-        if _strides_like(arr.shape, strides, (1, 3, 2, 0) if arr.ndim == 4 else (1, 4, 3, 2, 0)):
-            return channels_last if arr.ndim == 4 else channels_last_3d
+        if _strides_like(arr.shape, strides, _CHANNELS_LAST[fmt][::-1]):
+            return fmt
     return contiguous_format
 
 
 def in_format(arr, fmt, op):
-    """``arr`` itself when its layout already is what ``fmt`` (not preserve_format) asks,
-    else None."""
+    """Whether ``arr``'s layout already is what ``fmt`` (not preserve_format) asks, a size-1
+    dim's stride aside (torch's is_contiguous(memory_format)); RuntimeError for a channels-last
+    format of the wrong rank."""
     if fmt is contiguous_format:
-        return arr if arr.flags.c_contiguous else None
-    order = _channels_last_order(fmt, arr.ndim, op)
-    return arr if arr.transpose(order).flags.c_contiguous else None
+        return arr.flags.c_contiguous
+    return arr.transpose(_channels_last_order(fmt, arr.ndim, op)).flags.c_contiguous

@@ -484,7 +484,7 @@ def contiguous(self, *, memory_format=contiguous_format):
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator "
                            "(contiguous: use contiguous_format, channels_last or "
                            "channels_last_3d; clone() preserves a layout)")
-    if in_format(self._data, fmt, "contiguous") is not None:
+    if in_format(self._data, fmt, "contiguous"):
         return self
     return Clone.apply(self, fmt)
 
@@ -498,7 +498,7 @@ def is_contiguous(self, *, memory_format=contiguous_format):
         return self._data.flags.c_contiguous
     if self._data.ndim != len(_CHANNELS_LAST[fmt]):
         return False
-    return in_format(self._data, fmt, "is_contiguous") is not None
+    return in_format(self._data, fmt, "is_contiguous")
 
 
 Tensor.is_contiguous = is_contiguous
