@@ -825,8 +825,12 @@ def _in_layout(arr, input, memory_format, name):
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
-    """Zeros with ``input``'s shape and dtype (unless ``dtype``). TypeError if input is not a
-    Tensor; RuntimeError for a non-CPU device or requires_grad on a non-floating dtype."""
+    """Zeros with ``input``'s shape and dtype (unless ``dtype``), laid out as ``memory_format``
+    asks (as torch: by default ``preserve_format``, input's strides when input is dense, else
+    its order of dims without gaps; ``contiguous_format``; ``channels_last`` for 4-D,
+    ``channels_last_3d`` for 5-D). TypeError if input is not a Tensor or memory_format is not
+    one; RuntimeError for a non-CPU device, requires_grad on a non-floating dtype, or a
+    channels-last format of the wrong rank."""
     shape, npd = _like(input, dtype, device, "zeros_like")
     return _finish(_in_layout(np.zeros(shape, dtype=npd), input, memory_format, "zeros_like"),
                    requires_grad)
@@ -834,7 +838,8 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None):
-    """Ones with ``input``'s shape and dtype (unless ``dtype``); errors as :func:`zeros_like`."""
+    """Ones with ``input``'s shape and dtype (unless ``dtype``); layout and errors as
+    :func:`zeros_like`."""
     shape, npd = _like(input, dtype, device, "ones_like")
     return _finish(_in_layout(np.ones(shape, dtype=npd), input, memory_format, "ones_like"),
                    requires_grad)
@@ -842,7 +847,8 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
-    """Uninitialised tensor with ``input``'s shape and dtype; errors as :func:`zeros_like`."""
+    """Uninitialised tensor with ``input``'s shape and dtype; layout and errors as
+    :func:`zeros_like`."""
     shape, npd = _like(input, dtype, device, "empty_like")
     return _finish(_in_layout(np.empty(shape, dtype=npd), input, memory_format, "empty_like"),
                    requires_grad)
@@ -851,7 +857,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
     """``fill_value`` with ``input``'s shape and dtype (unless ``dtype``): a float filled into an
-    integer tensor truncates. Errors as :func:`zeros_like`, plus TypeError for a complex fill."""
+    integer tensor truncates. Layout and errors as :func:`zeros_like`, plus TypeError for a
+    complex fill."""
     shape, npd = _like(input, dtype, device, "full_like")
     v = _number(fill_value, "full_like(): fill_value")
     with np.errstate(invalid="ignore", over="ignore"):
@@ -1140,7 +1147,7 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
               memory_format=None, layout=None):
     """Uniform [0, 1) samples with ``input``'s shape and dtype (unless ``dtype``). The dtype must
     be floating (NotImplementedError, a RuntimeError, otherwise); TypeError if input is not a
-    Tensor."""
+    Tensor. Laid out as ``memory_format`` asks, with its errors, as :func:`zeros_like`."""
     shape, npd = _like(input, dtype, device, "rand_like")
     _float_dtype_for("rand_like", _dtype.from_numpy_dtype(npd), "input dtype")
     arr = np.asarray(_uniform(_np_generator(generator), shape, npd))
@@ -1149,7 +1156,8 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
                memory_format=None, layout=None):
-    """Standard normal samples with ``input``'s shape and dtype; errors as :func:`rand_like`."""
+    """Standard normal samples with ``input``'s shape and dtype; layout and errors as
+    :func:`rand_like`."""
     shape, npd = _like(input, dtype, device, "randn_like")
     _float_dtype_for("randn_like", _dtype.from_numpy_dtype(npd), "input dtype")
     arr = np.asarray(_normal(_np_generator(generator), shape, npd))
@@ -1159,7 +1167,8 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False, memory_format=None, layout=None):
     """Random integers in [low, high) with ``input``'s shape and dtype (unless ``dtype``):
-    ``randint_like(x, high)`` or ``randint_like(x, low, high)``. Errors as :func:`randint`."""
+    ``randint_like(x, high)`` or ``randint_like(x, low, high)``. Layout as :func:`zeros_like`;
+    errors as :func:`randint`."""
     if high is None:
         low, high = 0, low
     shape, npd = _like(input, dtype, device, "randint_like")

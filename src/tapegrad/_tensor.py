@@ -496,9 +496,11 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor)`` runs on a leaf after its ``.grad`` was accumulated (once the whole
-        backward succeeded), and must return None. Raises RuntimeError for a non-leaf or a tensor
-        that does not require grad; a hook that returns a value makes that backward raise
-        RuntimeError, with every ``.grad`` it wrote put back as it was."""
+        backward succeeded), and must return None (or the leaf itself, as torch allows). Raises
+        RuntimeError for a non-leaf or a tensor that does not require grad. A hook that returns
+        another tensor makes that backward raise RuntimeError, one that returns anything else
+        TypeError (torch's errors), with every ``.grad`` it wrote put back as it was (torch
+        keeps those)."""
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if not self.requires_grad:

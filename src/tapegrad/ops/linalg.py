@@ -472,8 +472,9 @@ def check_addmm(input, mat1, mat2, name, position=2, beta=1, alpha=1):
 @op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), one AddmmBackward0 node as torch's (beta 0 ignores
-    input's values, NaN included, as BLAS). ``input`` broadcasts to (n, p). TypeError when input, mat1 or mat2 is not a Tensor;
-    RuntimeError when input's dtype is not the matrices' (torch does not promote here), when
+    input's values, NaN included, as BLAS); mat1 (n, m), mat2 (m, p), ``input`` broadcasting to
+    (n, p), all of one dtype. Derivatives: derivatives.yaml addmm (:class:`Addmm`,
+    :class:`AddmmScaled`). TypeError when input, mat1 or mat2 is not a Tensor; RuntimeError when input's dtype is not the matrices' (torch does not promote here), when
     mat1 or mat2 is not 2-D, for mat1/mat2 as matmul, and for an int beta or alpha that an
     integer dtype cannot hold (int8 and beta=300)."""
     check_addmm(input, mat1, mat2, "addmm", beta=beta, alpha=alpha)

@@ -924,7 +924,8 @@ class DivScalar(ArrayFunction, name="DivBackward1"):
 
 
 class ToCopy(ArrayFunction, name="ToCopyBackward0"):
-    """Cast to another dtype. derivatives.yaml _to_copy: grad cast back to self's dtype."""
+    """Cast to another dtype, keeping x's layout, or laid out as memory format ``fmt`` asks.
+    derivatives.yaml _to_copy: grad cast back to self's dtype."""
 
     @staticmethod
     def forward(ctx, x, np_dtype, fmt=None):
