@@ -189,7 +189,7 @@ def test_w3_mm_runs_tapegrad_and_numpy_only_and_reports_both_parts(monkeypatch, 
     # (two frameworks: who goes first alternates)
     assert mm[0::2] in (["tapegrad", "numpy"] * 2, ["numpy", "tapegrad"] * 2)
     assert sorted(fw for jid, fw in launched if jid == "W3") == \
-        ["numpy"] * 4 + ["tapegrad"] * 4 + ["torch"] * 4
+        ["numpy"] * 12 + ["tapegrad"] * 12 + ["torch"] * 12     # (REPEAT_FACTOR: 3 runs a rep)
     table = (tmp_path / "results.md").read_text()
     assert "| W3-mm | matrix products | ms | 45.0 | — | 48.0 | — | 1.12x |" in table
     assert "| W3-mm | rest of the step | ms | 10.0 | — | 6.00 | — | 2.00x |" in table
@@ -215,6 +215,7 @@ def test_each_target_shows_its_repetitions_spread_and_how_many_are_within_it(mon
 
     monkeypatch.setattr(run, "run_worker", fake)
     monkeypatch.setattr(run, "plot", lambda rows, path: False)
+    monkeypatch.setattr(run, "REPEAT_FACTOR", {})   # (four repetitions, one W3 run each)
     run.main(["--only", "W3", "--repeats", "4", "--out", str(tmp_path)])
     table = (tmp_path / "results.md").read_text()
     assert "| W3 | step | ms | 10.6 | 10.0 | 10.0 | 1.06x | **1.06x** | ≤ 1.05x NumPy | " \
@@ -228,6 +229,38 @@ def test_each_target_shows_its_repetitions_spread_and_how_many_are_within_it(mon
     assert row["target_values_per_repetition"] == pytest.approx([1.0, 1.02, 1.1, 1.2])
     fwd = next(r for r in summary if r["workload"] == "W3" and r["metric"] == "forward")
     assert fwd["repetitions_within_target"] is None     # (no target, no spread)
+
+
+def test_w3_runs_three_times_a_repetition_and_its_ratio_is_the_median_of_all(monkeypatch,
+                                                                          tmp_path):
+    launched = []
+    # nine W3 runs per framework (three repetitions): tapegrad / NumPy 1.00 to 1.08 by 0.01
+    tl = [10.0 + 0.1 * i for i in range(9)]
+
+    def fake(job, fw, args, check_path=None, profile_path=None):
+        n = sum(1 for j, f, _ in launched if j == job[0] and f == fw)
+        launched.append((job[0], fw, check_path))
+        t = (tl[n] if fw == "tapegrad" else 10.0) / 1e3
+        return {"median": {"total": t, "fwd": t / 2, "bwd": t / 2, "update": 0.0,
+                           "matmul": t * 0.9, "rest": t * 0.1}}, 0.0
+
+    monkeypatch.setattr(run, "run_worker", fake)
+    monkeypatch.setattr(run, "plot", lambda rows, path: False)
+    run.main(["--only", "W3", "--repeats", "3", "--out", str(tmp_path)])
+    w3 = [(fw, chk) for jid, fw, chk in launched if jid == "W3"]
+    assert [fw for fw, _ in w3].count("tapegrad") == 9
+    assert [jid for jid, _, _ in launched].count("W3-mm") == 6     # (others: once a repetition)
+    # who goes first rotates over W3's own runs; only its first run saves the check files
+    assert len({w3[i][0] for i in range(0, 27, 3)}) == 3
+    assert [chk is not None for _, chk in w3] == [True] * 3 + [False] * 24
+    out = json.loads((tmp_path / "results.json").read_text())
+    assert out["meta"]["repeats"] == 3 and out["meta"]["repeats_by_job"] == {"W3": 9}
+    row = next(r for r in out["summary"] if r["workload"] == "W3" and r["metric"] == "step")
+    assert row["tapegrad_over_numpy"] == pytest.approx(1.04)
+    assert row["repetitions_within_target"] == 6
+    table = (tmp_path / "results.md").read_text()
+    assert "3 repetitions (W3: 9), medians" in table
+    assert "6 of 9 within the target" in table
 
 
 def test_every_product_of_both_mlp_steps_goes_through_numpy_matmul(monkeypatch):
