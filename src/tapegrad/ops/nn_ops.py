@@ -307,6 +307,11 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
     def backward(ctx, g):
         logp, target, weight = ctx.saved_tensors
         grad_cls = NllLoss2DGrad if logp._data.ndim == 4 else NllLossGrad
+        if not _grad_state.record:
+            # (nothing recorded: the gradient op's forward on the arrays, without its apply; it
+            # only saves the targets and weights, so they are not unpacked)
+            return _make(grad_cls.forward(NULL_CTX, g._data, logp._data, None, None, ctx.meta)), \
+                None, None, None, None
         return grad_cls.apply(g, logp, target, weight, ctx.meta), None, None, None, None
 
 
