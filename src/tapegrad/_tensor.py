@@ -495,8 +495,11 @@ class Tensor:
         return handle
 
     def register_post_accumulate_grad_hook(self, hook):
-        """``hook(tensor)`` runs on a leaf after its ``.grad`` was accumulated (once the whole
-        backward succeeded), and must return None (or the leaf itself, as torch allows). Raises
+        """``hook(tensor)`` runs on a leaf right after its ``.grad`` was accumulated, and must
+        return None (or the leaf itself, as torch allows). The gradients are written once the
+        whole walk succeeded, in torch's order, each leaf's hooks right after its own write: a
+        hook sees the ``.grad`` of the leaves torch settled before its leaf, and not yet those
+        after (as in torch). Raises
         RuntimeError for a non-leaf or a tensor that does not require grad. A hook that returns
         another tensor makes that backward raise RuntimeError, one that returns anything else
         TypeError (torch's errors), with every ``.grad`` it wrote put back as it was (torch

@@ -683,16 +683,16 @@ def _check_accumulable(grad):
 
 
 def _commit(staged, create_graph, root_grads, acc_hooks):
-    """Write the staged gradients into ``.grad``, then run post-accumulate hooks, then the hooks
-    registered on AccumulateGrad nodes (``hook((), (grad,))``, as torch calls them). If a hook
-    raises, every ``.grad`` is put back as it was (with such hooks present, the values of each
-    existing ``.grad`` are copied first, as accumulation writes into it), keeping the promise
-    that a failing backward changes no gradient value; what the hooks themselves did is
-    theirs."""
+    """Write the staged gradients into ``.grad``, in torch's order; right after each leaf's, run
+    its post-accumulate hooks, then the hooks registered on its AccumulateGrad node (``hook((),
+    (grad,))``, as torch calls them), so a hook sees the ``.grad`` of the leaves torch settled
+    before its own and not of those after. If a hook raises, every ``.grad`` is put back as it
+    was (with such hooks present, the values of each existing ``.grad`` are copied first, as
+    accumulation writes into it), keeping the promise that a failing backward changes no
+    gradient value; what the hooks themselves did is theirs."""
     seen = {id(g._data) for g in root_grads}
-    post = [t for t, _ in staged if t._extra is not None and t.grad_fn is None
-            and t._extra.get("post_acc_hooks")]
-    hooked = bool(post or acc_hooks)
+    hooked = bool(acc_hooks) or any(t._extra is not None and t.grad_fn is None
+                                    and t._extra.get("post_acc_hooks") for t, _ in staged)
     before = [(t, t._grad, None if t._grad is None else t._grad._data.copy())
               for t, _ in staged] if hooked else None
     # the staged entries still to come for each gradient: as in torch, only the last of several
@@ -711,66 +711,77 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
         if t._grad is not None and not create_graph and t.grad_fn is None:
             _check_accumulable(t._grad)
     where = None    # the user's line (the backward call), found once for the writes below
-    for t, g in staged:
-        left[id(g)] -= 1
-        if t._grad is None:
-            if create_graph:
-                # torch: a copy (CopyBackwards when g is part of a graph), never g itself, which
-                # another input's .grad or the user's gradient may be
-                t._grad = _graph_copy(g, t)
-            elif t.grad_fn is not None:
-                # a retained gradient: torch keeps a clone (version 0), never the buffer
-                t._grad = _make(g._data.copy())
-            else:
-                # ask before taking a local reference to the array: _owned counts references
-                # (to g: the staged entries and hooks' list, this loop's variable, the parameter,
-                # getrefcount's)
-                # (the leaf's own strides, the usual case, checked without a call)
-                if not left[id(g)] and _owned(g, seen, holders[id(g)] + 3) and \
-                        (g._data.strides == t._data.strides or _obeys_layout(g._data, t._data)):
-                    arr = g._data   # taken as is, with the writes it has seen (its version)
-                    t._grad = _make(arr, g._vc)
-                else:
-                    # a copy, which torch makes by a write into a new tensor: version 1
-                    arr = _copy_in_layout(g._data, t._data)
-                    t._grad = _make(arr)
-                    version_counter(t._grad).v = 1
-                seen.add(id(arr))
-        elif create_graph:
-            t._grad = t._grad + g
-        elif t.grad_fn is not None:
-            # a retained non-leaf gradient is replaced, not added to in place, as torch: a .grad
-            # the user kept from an earlier backward keeps its value; a plain backward records
-            # no history for the sum (the old .grad may have one, from create_graph)
-            t._grad = _make(t._grad._data + g._data)
-        else:
-            # in place, as torch, which counts it as a write: a graph that saved this .grad
-            # (the user's own reference to it) must refuse it in its backward
-            t._grad._data += g._data
-            if where is None:
-                where = user_frame()
-            bump(t._grad, where)
     try:
-        for t in post:
-            for hook in list(t._extra["post_acc_hooks"].values()):
-                r = hook(t)
-                # (the leaf itself passes, as in torch)
-                if r is not None and r is not t:
-                    about = (f"{hook!r}, registered with register_post_accumulate_grad_hook on a "
-                             f"leaf of shape {list(t._data.shape)}; such a hook sees the leaf "
-                             f"after its .grad is written and may change it in place; every "
-                             f".grad this backward wrote is put back as it was")
-                    if not isinstance(r, Tensor):
-                        raise TypeError(f"expected Variable, but hook returned "
-                                        f"'{type(r).__name__}' ({about})")
-                    raise RuntimeError(f"Tensor post accumulate grad hooks should return None "
-                                       f"({about})")
-        for node, g in acc_hooks:
+        for t, g in staged:
+            left[id(g)] -= 1
+            if t._grad is None:
+                if create_graph:
+                    # torch: a copy (CopyBackwards when g is part of a graph), never g itself,
+                    # which another input's .grad or the user's gradient may be
+                    t._grad = _graph_copy(g, t)
+                elif t.grad_fn is not None:
+                    # a retained gradient: torch keeps a clone (version 0), never the buffer
+                    t._grad = _make(g._data.copy())
+                else:
+                    # ask before taking a local reference to the array: _owned counts references
+                    # (to g: the staged entries and hooks' list, this loop's variable, the
+                    # parameter, getrefcount's)
+                    # (the leaf's own strides, the usual case, checked without a call)
+                    if not left[id(g)] and _owned(g, seen, holders[id(g)] + 3) and \
+                            (g._data.strides == t._data.strides or _obeys_layout(g._data, t._data)):
+                        arr = g._data   # taken as is, with the writes it has seen (its version)
+                        t._grad = _make(arr, g._vc)
+                    else:
+                        # a copy, which torch makes by a write into a new tensor: version 1
+                        arr = _copy_in_layout(g._data, t._data)
+                        t._grad = _make(arr)
+                        version_counter(t._grad).v = 1
+                    seen.add(id(arr))
+            elif create_graph:
+                t._grad = t._grad + g
+            elif t.grad_fn is not None:
+                # a retained non-leaf gradient is replaced, not added to in place, as torch: a
+                # .grad the user kept from an earlier backward keeps its value; a plain backward
+                # records no history for the sum (the old .grad may have one, from create_graph)
+                t._grad = _make(t._grad._data + g._data)
+            else:
+                # in place, as torch, which counts it as a write: a graph that saved this .grad
+                # (the user's own reference to it) must refuse it in its backward
+                t._grad._data += g._data
+                if where is None:
+                    where = user_frame()
+                bump(t._grad, where)
+            if hooked and t.grad_fn is None:
+                # as torch's AccumulateGrad: this leaf's hooks right after its own write, before
+                # the next leaf's (a hook registered by an earlier one counts)
+                _post_accumulate(t, acc_hooks)
+    except BaseException:
+        if before is not None:
+            for t, old, values in reversed(before):
+                if values is not None:
+                    old._data[...] = values
+                t._grad = old
+        raise
+
+
+def _post_accumulate(t, acc_hooks):
+    """Run leaf ``t``'s post-accumulate hooks (each must return None, or the leaf itself, as in
+    torch), then the hooks on its AccumulateGrad node that this backward ran (``acc_hooks``:
+    (node, grad) pairs), called as ``hook((), (grad,))``."""
+    hooks = t._extra.get("post_acc_hooks") if t._extra is not None else None
+    for hook in list(hooks.values()) if hooks else ():
+        r = hook(t)
+        # (the leaf itself passes, as in torch)
+        if r is not None and r is not t:
+            about = (f"{hook!r}, registered with register_post_accumulate_grad_hook on a leaf "
+                     f"of shape {list(t._data.shape)}; such a hook sees the leaf after its .grad "
+                     f"is written and may change it in place; every .grad this backward wrote "
+                     f"is put back as it was")
+            if not isinstance(r, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}' "
+                                f"({about})")
+            raise RuntimeError(f"Tensor post accumulate grad hooks should return None ({about})")
+    for node, g in acc_hooks:
+        if node.variable is t:
             for hook in list(node._hooks.values()):
                 hook((), (g,))
-    except BaseException:
-        for t, old, values in reversed(before):
-            if values is not None:
-                old._data[...] = values
-            t._grad = old
-        raise
