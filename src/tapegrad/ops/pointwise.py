@@ -22,7 +22,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import sole_holder
 from ._registry import op
-from ._util import (_F32, _HALF, _OPERAND_TYPES, Tensor, _make, _weak, _zeros_of, broadcast_error,
+from ._util import (_F32, _HALF, Tensor, _make, _weak, _zeros_of, broadcast_error,
                     check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
 
 _nd = np.ndarray
@@ -1345,36 +1345,6 @@ Tensor.__lt__ = _dunder(lt)
 Tensor.__le__ = _dunder(le)
 Tensor.__gt__ = _dunder(gt)
 Tensor.__ge__ = _dunder(ge)
-
-
-def _bitwise(ufunc, name):
-    def f(self, other):
-        if isinstance(other, (np.number, np.bool_)):
-            other = coerce_operand(other)   # (as the arithmetic dunders take it)
-        elif not isinstance(other, _OPERAND_TYPES):
-            return NotImplemented
-        a, b = promote(_data(self), _data(other))
-        dt = np.result_type(a, b)
-        if dt.kind == "f":
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{_dtype.scalar_name(dt)}'")
-        return _make(np.asarray(ufunc(a, b)))
-    return f
-
-
-Tensor.__and__ = Tensor.__rand__ = _bitwise(np.bitwise_and, "bitwise_and")
-Tensor.__or__ = Tensor.__ror__ = _bitwise(np.bitwise_or, "bitwise_or")
-Tensor.__xor__ = Tensor.__rxor__ = _bitwise(np.bitwise_xor, "bitwise_xor")
-
-
-def _invert(self):
-    if self._data.dtype.kind == "f":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
-    return _make(np.invert(self._data))
-
-
-Tensor.__invert__ = _invert
 
 
 # ---- more unary math ----------------------------------------------------------------------------
