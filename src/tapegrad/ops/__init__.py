@@ -10,7 +10,7 @@ from . import losses  # noqa: F401
 from . import activations, normalization, scatter, pooling, extra  # noqa: F401
 from . import binary_extra  # noqa: F401
 from . import special_extra  # noqa: F401
-from . import bitwise  # noqa: F401
+from . import bitwise, shape_extra  # noqa: F401
 from . import aliases  # noqa: F401
 
 PUBLIC = _registry.PUBLIC
