@@ -40,7 +40,7 @@ def s_shift(make, dt):
             S(_i([5, -9]), (3,), name="pyint"),
             S(_i8([1, 2, 3, -1]), (7,), name="int8_overflow"),
             S(_i([-8, 8, -1, 1]), (_i([64, 64, -1, 100]),), name="count_out_of_range"),
-            S(_u8([8, 200, 3]), (_u8([9, 1, 8]),), name="uint8_out_of_range"),
+            S(_u8([200, 8, 255]), (_u8([9, 1, 8]),), name="uint8_out_of_range"),
             S(_u8([8, 200, 3]), (_i([1, 2, 3]),), name="uint8_int64"),
             S(_i(np.zeros((0, 3))), (_i([1, 2, 3]),), name="empty"),
             S(_i([[1, 2], [3, 4]]).T, (_i([[1, 2], [0, 3]]),), name="noncontig"),
