@@ -261,18 +261,15 @@ class BlockDiag(ArrayFunction, name="BlockDiagBackward0"):
         for a, b in zip(arrays, blocks):
             h, w = b.shape
             out[r:r + h, c:c + w] = b
-            spans.append((r, h, c, w, a.shape, a.dtype))
+            spans.append((r, h, c, w, a.shape))
             r, c = r + h, c + w
         ctx.spans = spans
         return out
 
     @staticmethod
     def backward(ctx, g):
-        out = []
-        for r, h, c, w, shape, dt in ctx.spans:
-            block = g[r:r + h, c:c + w].reshape(shape)
-            out.append(block if block._data.dtype == dt else block.to(_dtype.from_numpy_dtype(dt)))
-        return (*out, None)
+        # (the engine casts each block to its input's dtype, as torch's)
+        return (*(g[r:r + h, c:c + w].reshape(shape) for r, h, c, w, shape in ctx.spans), None)
 
 
 def _as_2d(shape):
