@@ -182,7 +182,8 @@ def _atleast_nd(n, tensors):
 _ATLEAST = """``input`` with at least {n} dims: {how}; a tensor with {n} or more dims is returned
     as is (the same object). Several tensors (as arguments or one list / tuple) give a tuple.
     The new dims are views: ViewBackward0 for a 0-d input, UnsqueezeBackward0 otherwise, as
-    torch. TypeError for an argument that is not a Tensor."""
+    torch (derivatives.yaml view / unsqueeze: the gradient reshaped or squeezed back). TypeError
+    for an argument that is not a Tensor."""
 
 
 @op("atleast_1d", method=False)
@@ -210,8 +211,8 @@ atleast_3d.__doc__ = _ATLEAST.format(n=3, how="() -> (1, 1, 1), (k,) -> (1, k, 1
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common broadcast shape: a tuple, each of its own dtype. A
     tensor already of that shape is returned as is (the same object); the others are read-only
-    expanded views (ExpandBackward0, whose derivative sums the gradient back to the input's
-    shape), as torch. No tensors give (). The tensors are separate arguments (a list is refused,
+    expanded views (ExpandBackward0; derivatives.yaml expand: grad.sum_to_size(self)), as
+    torch. No tensors give (). The tensors are separate arguments (a list is refused,
     as torch).
 
     Raises:
