@@ -6,6 +6,7 @@ import operator
 
 import numpy as np
 import pytest
+from torch_compare import raised
 
 import tapegrad as tg
 
@@ -95,14 +96,6 @@ def test_numpy_scalars_are_taken_as_python_numbers(torch):
         _same(s | tg.tensor(A, dtype=tg.int8), s | torch.tensor(A, dtype=torch.int8))
 
 
-def _error(lib, fn):
-    try:
-        fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type itself is what is compared
-        return e
-    pytest.fail(f"no error from {lib.__name__}")
-
-
 BAD = {
     "float & int": lambda L: L.tensor([1.5]) & L.tensor([1]),
     "int & float number": lambda L: L.tensor([1]) & 2.5,
@@ -128,7 +121,7 @@ BAD = {
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_errors_have_torch_types(torch, case):
-    ours, theirs = _error(tg, BAD[case]), _error(torch, BAD[case])
+    ours, theirs = raised(tg, BAD[case]), raised(torch, BAD[case])
     assert type(ours) is type(theirs), f"{case}: {ours!r} vs torch {theirs!r}"
 
 

@@ -6,6 +6,7 @@ backward, and block_diag's gradient dtypes. Tests taking the ``torch`` fixture s
 without torch; the rest never need it."""
 import numpy as np
 import pytest
+from torch_compare import raised
 
 import tapegrad as tg
 from tapegrad.autograd import gradcheck, gradgradcheck
@@ -14,14 +15,6 @@ RNG = np.random.default_rng(11)
 X = RNG.uniform(-2, 2, (7, 6))
 V = RNG.uniform(-2, 2, 5)
 I = np.array([[1, 1, 2], [1, 1, 2], [3, 4, 5], [1, 1, 2]])
-
-
-def _error(lib, fn):
-    try:
-        fn(lib)
-    except Exception as e:  # noqa: BLE001 - the type itself is what is compared
-        return e
-    pytest.fail(f"no error from {lib.__name__}")
 
 
 BAD = {
@@ -69,7 +62,7 @@ BAD = {
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_errors_have_torch_types(torch, case):
-    ours, theirs = _error(tg, BAD[case]), _error(torch, BAD[case])
+    ours, theirs = raised(tg, BAD[case]), raised(torch, BAD[case])
     assert type(ours) is type(theirs), f"{case}: {ours!r} vs torch {theirs!r}"
 
 

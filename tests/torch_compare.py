@@ -16,6 +16,15 @@ def outcome(fn, lib):
     return plain(r)
 
 
+def raised(lib, fn):
+    """The exception ``fn(lib)`` raises; the test fails when it raises none."""
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+        return e
+    pytest.fail(f"no error from {lib.__name__}")
+
+
 def plain(r):
     if isinstance(r, (tuple, list)):
         return [plain(v) for v in r]

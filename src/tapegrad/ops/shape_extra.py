@@ -345,28 +345,25 @@ def _index_pairs(fn, row, col, offset, dtype, pick):
 
 @op("tril_indices", method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (row, column) coordinates of the lower triangle of a row x col matrix (on and below
-    diagonal ``offset``; > 0 above the main one, < 0 below), as a (2, N) tensor in row-major
-    order, int64 unless ``dtype`` (int32 or int64) says otherwise. Not differentiable.
-
-    Raises:
-        RuntimeError: a negative row or col.
-        NotImplementedError: a dtype other than int32 / int64 (as torch).
-        TypeError: a row, col or offset that is not an int."""
     return _index_pairs("tril_indices", row, col, offset, dtype, np.tril_indices)
 
 
 @op("triu_indices", method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (row, column) coordinates of the upper triangle of a row x col matrix (on and above
-    diagonal ``offset``; > 0 above the main one, < 0 below), as a (2, N) tensor in row-major
-    order, int64 unless ``dtype`` (int32 or int64) says otherwise. Not differentiable.
+    return _index_pairs("triu_indices", row, col, offset, dtype, np.triu_indices)
+
+
+_INDICES = """The (row, column) coordinates of the {part} triangle of a row x col matrix (on and
+    {side} diagonal ``offset``; > 0 above the main one, < 0 below), as a (2, N) tensor in
+    row-major order, int64 unless ``dtype`` (int32 or int64) says otherwise. Not
+    differentiable.
 
     Raises:
         RuntimeError: a negative row or col.
         NotImplementedError: a dtype other than int32 / int64 (as torch).
         TypeError: a row, col or offset that is not an int."""
-    return _index_pairs("triu_indices", row, col, offset, dtype, np.triu_indices)
+tril_indices.__doc__ = _INDICES.format(part="lower", side="below")
+triu_indices.__doc__ = _INDICES.format(part="upper", side="above")
 
 
 # ---- isin ---------------------------------------------------------------------------------------
