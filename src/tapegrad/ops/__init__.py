@@ -9,7 +9,7 @@ from . import selection, contraction, methods, nn_extra  # noqa: F401
 from . import losses  # noqa: F401
 from . import activations, normalization, scatter, pooling, extra  # noqa: F401
 from . import binary_extra  # noqa: F401
-from . import special_extra  # noqa: F401
+from . import special_extra, gamma  # noqa: F401
 from . import bitwise, shape_extra  # noqa: F401
 from . import aliases  # noqa: F401
 
