@@ -291,6 +291,11 @@ class Polygamma(ArrayFunction, name="PolygammaBackward0"):
         return g * Polygamma.apply(x, ctx.n + 1), None
 
 
+class PolygammaInplace(Polygamma, name="PolygammaBackward1"):
+    """polygamma_: torch's derivatives.yaml has a separate entry for the in-place form (the
+    same formula), so its node is PolygammaBackward1."""
+
+
 class Mvlgamma(ArrayFunction, name="MvlgammaBackward0"):
     """sum_j lgamma(x - j/2) + p (p - 1) / 4 log(pi), j in 0..p-1. derivatives.yaml mvlgamma:
     mvlgamma_backward(grad, self, p), grad * sum_j digamma(self - j/2)."""
@@ -396,10 +401,10 @@ def _polygamma_method(self, n):
 @op("polygamma_", namespace=False)
 def polygamma_(self, n):
     """In-place :func:`polygamma` (a method only, as in torch): ``self.polygamma_(n)`` returns
-    self (PolygammaBackward0). Raises as :func:`polygamma`, RuntimeError for an integer or bool
-    tensor and for what any in-place op refuses."""
+    self, recorded on PolygammaBackward1 as torch. Raises as :func:`polygamma`, RuntimeError for
+    an integer or bool tensor and for what any in-place op refuses."""
     n = _order(n, "polygamma_")
-    return inplace(self, Polygamma, (n,), "polygamma_")
+    return inplace(self, PolygammaInplace, (n,), "polygamma_")
 
 
 def _dimension(p, name):
