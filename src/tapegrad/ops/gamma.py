@@ -20,7 +20,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ._registry import op
-from ._util import to_float
+from ._util import Tensor, _make, to_float
 from .inplace import inplace
 from .pointwise import _horner
 from .scatter import _need_tensor
@@ -192,8 +192,14 @@ def _lgamma_f64(x):
     x = _f64(x)
     with np.errstate(all="ignore"):
         # (SciPy: -inf at -inf and inf for subnormal x, where torch has inf and -log|x|)
-        return np.where(np.isinf(x), np.inf,
-                        np.where(np.abs(x) < 1e-300, -np.log(np.abs(x)), gammaln(x)))
+        out = np.where(np.isinf(x), np.inf,
+                       np.where(np.abs(x) < 1e-300, -np.log(np.abs(x)), gammaln(x)))
+    # SciPy's gammaln is good to only 1e-9 relative next to the zeros at 1 and 2 (torch's, from
+    # the C library, to round-off), and the series about 1 is exact there
+    near = (x > 0.5) & (x < 2.5)
+    if near.any():
+        out[near] = _lgamma_numpy(x[near])
+    return out
 
 
 def _digamma_f64(x):
@@ -237,7 +243,8 @@ def _polygamma_f64(n, x):
         return _trigamma_f64(x)
     x = _f64(x)
     with np.errstate(all="ignore"):
-        r = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0)) * _zeta_f64(n + 1.0, x)
+        # (n! as torch forms it, exp(lgamma(n + 1)): inf from n = 171 on)
+        r = (1.0 if n % 2 else -1.0) * np.exp(math.lgamma(n + 1.0)) * _zeta_f64(n + 1.0, x)
     return np.where(x == np.inf, np.nan, r)
 
 
@@ -312,10 +319,9 @@ class Mvlgamma(ArrayFunction, name="MvlgammaBackward0"):
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
-        total = Digamma.apply(x)
-        for j in range(1, ctx.p):
-            total = total + Digamma.apply(x - j / 2)
-        return g * total, None
+        # (torch's graph: x.unsqueeze(-1) + shifts, digamma, sum(-1), times grad)
+        shifts = _make(np.arange(-(ctx.p - 1) / 2, 0.5, 0.5).astype(x._data.dtype))
+        return g * Digamma.apply(x.unsqueeze(-1) + shifts).sum(-1), None
 
 
 # ---- the public ops -----------------------------------------------------------------------------
@@ -324,8 +330,9 @@ def lgamma(input):
     """log |Gamma(input)|, elementwise. Result: input's shape; a float input keeps its dtype, an
     integer or bool input gives the default float dtype, as torch. inf at 0, at the negative
     integers and at +-inf; NaN stays NaN. Computed in float64 (scipy.special.gammaln when SciPy
-    is installed, else a series about 1, the recurrence, Stirling's series and the reflection
-    formula) and rounded to the result's dtype.
+    is installed, but on (1/2, 5/2), next to the zeros at 1 and 2, and without SciPy: a series
+    about 1, the recurrence, Stirling's series and the reflection formula) and rounded to the
+    result's dtype.
 
     Derivative (derivatives.yaml lgamma, LgammaBackward0): digamma(input) * grad.
 
@@ -364,8 +371,19 @@ def digamma_(self):
     return inplace(self, Digamma, (), "digamma_")
 
 
+def _int_param(v, name, arg, pos):
+    """An int argument as torch's parser reads it: a 0-d integer tensor is taken as its value
+    (any other tensor, bool and float refused: TypeError); beyond int64, ValueError."""
+    if isinstance(v, Tensor) and v._data.ndim == 0 and v._data.dtype.kind in "iu":
+        v = int(v._data)
+    v = _int_arg(v, name, arg, pos)
+    if not -2 ** 63 <= v < 2 ** 63:
+        raise ValueError(f"Overflow when unpacking long long ({name}: {arg}={v} is beyond int64)")
+    return v
+
+
 def _order(n, name):
-    n = _int_arg(n, name, "n", 1)
+    n = _int_param(n, name, "n", 1)
     if n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n. ({name}: got n={n})")
     return n
@@ -384,7 +402,9 @@ def polygamma(n, input):
     Derivative (derivatives.yaml polygamma, PolygammaBackward0): polygamma(n + 1, input) * grad.
 
     Raises:
-        TypeError: ``n`` is not an int (bool and float refused, as torch); input is not a Tensor.
+        TypeError: ``n`` is not an int or a 0-d integer tensor (bool and float refused, as
+            torch); input is not a Tensor.
+        ValueError: ``n`` beyond int64.
         RuntimeError: ``n`` < 0 ("polygamma(n, x) does not support negative n.")."""
     n = _order(n, "polygamma")
     _need_tensor(input, "polygamma", "input", 2)
@@ -408,7 +428,7 @@ def polygamma_(self, n):
 
 
 def _dimension(p, name):
-    p = _int_arg(p, name, "p", 2)
+    p = _int_param(p, name, "p", 2)
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1 ({name}: got p={p})")
     return p
@@ -425,10 +445,18 @@ def mvlgamma(input, p):
     grad * sum_j digamma(input - j/2).
 
     Raises:
-        TypeError: ``p`` is not an int (bool and float refused); input is not a Tensor.
-        RuntimeError: ``p`` < 1 ("p has to be greater than or equal to 1")."""
+        TypeError: ``p`` is not an int or a 0-d integer tensor (bool and float refused);
+            input is not a Tensor.
+        ValueError: ``p`` beyond int64.
+        RuntimeError: ``p`` < 1 ("p has to be greater than or equal to 1"); a bool input
+            (as torch)."""
     _need_tensor(input, "mvlgamma", "input", 1)
-    return Mvlgamma.apply(input, _dimension(p, "mvlgamma"))
+    p = _dimension(p, "mvlgamma")
+    if input._data.dtype == np.bool_:
+        # (torch's error: its arange of shifts is added to the input, and bool refuses that)
+        raise RuntimeError("The input tensor may not be a boolean tensor. (mvlgamma: convert "
+                           "it first, e.g. input.float())")
+    return Mvlgamma.apply(input, p)
 
 
 @op("mvlgamma_", namespace=False)
