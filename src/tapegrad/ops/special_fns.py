@@ -21,7 +21,7 @@ from ..autograd.function import ArrayFunction
 from . import pointwise as P
 from ._util import Tensor, _make, float_result, to_float
 from .losses import AddScalar, MulScalar
-from .pointwise import _horner, erf, exp, where
+from .pointwise import _horner, erf, exp
 from .scatter import _need_tensor, _number, _xlogy_dtype
 from .special_extra import _erfc_array, _erfinv_numpy
 
@@ -78,9 +78,9 @@ def _xlog1py_array(a, b, rdt):
 
 
 def _masked_self_grad(gx, x, y_below):
-    """derivatives.yaml's ``.masked_fill((self == 0.) & (other <= -1.), 0.)``."""
-    zero = (x._data == 0) & y_below
-    return where(_make(zero), 0.0, gx) if zero.any() else gx
+    """derivatives.yaml's ``.masked_fill((self == 0.) & (other <= -1.), 0.)``, recorded
+    (MaskedFillBackward0) even where nothing is masked, as torch's graph has it."""
+    return gx.masked_fill(_make(np.asarray((x._data == 0) & y_below)), 0.0)
 
 
 class Xlog1py(ArrayFunction, name="SpecialXlog1PyBackward0"):
