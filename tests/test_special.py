@@ -25,7 +25,7 @@ LEFT_OUT = {
     "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
     "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-    "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "zeta"}
+    "shifted_chebyshev_polynomial_w", "spherical_bessel_j0"}
 
 # torch.special's name -> the tapegrad op it is
 ALIASES = {"digamma": "digamma", "psi": "digamma", "gammaln": "lgamma",
@@ -81,6 +81,8 @@ def _sample_call(name, lib, x):
         return fn(x + 2, 3)
     if name in ("xlogy", "xlog1py"):
         return fn(x, x + 0.5)
+    if name == "zeta":
+        return fn(x.detach() + 1.5, x)
     if name in ("logsumexp", "softmax", "log_softmax"):
         return fn(x, 0)
     if name == "round":
@@ -150,6 +152,16 @@ def test_grid_matches_torch(torch, kernel_path, name, x, rtol, atol):
     ours = getattr(special, name)(tg.from_numpy(x)).numpy()
     ref = getattr(torch.special, name)(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol)
+
+
+def test_zeta_grid_matches_torch(torch, kernel_path):
+    rng = np.random.default_rng(0)
+    s = np.concatenate([rng.uniform(0.5, 30, 3000), rng.integers(1, 20, 1000).astype(float)])
+    q = np.concatenate([rng.uniform(-10, 50, 3000), rng.uniform(-10, 10, 1000)])
+    ours = special.zeta(tg.from_numpy(s), tg.from_numpy(q)).numpy()
+    ref = torch.special.zeta(torch.from_numpy(s), torch.from_numpy(q)).numpy()
+    np.testing.assert_allclose(ours, ref, rtol=1e-12)
+    assert np.isfinite(ref).sum() > 2000 and np.isnan(ref).sum() > 100
 
 
 def _mp(fn, xs):
@@ -229,6 +241,12 @@ BAD = {
     "log_softmax_no_dim": ("log_softmax", lambda L: L.special.log_softmax(L.ones(2))),
     "logsumexp_no_dim": ("logsumexp", lambda L: L.special.logsumexp(L.ones(2))),
     "gammaln_number": ("lgamma", lambda L: L.special.gammaln(2.0)),
+    "zeta_numbers": ("zeta", lambda L: L.special.zeta(2.0, 3.0)),
+    "zeta_shapes": ("zeta", lambda L: L.special.zeta(L.ones(2, 3) * 2, L.ones(4))),
+    "zeta_exponent_backward": ("zeta", lambda L: L.special.zeta(
+        L.full((2,), 3.0, requires_grad=True), L.ones(2)).sum().backward()),
+    "zeta_number_other_backward": ("zeta", lambda L: L.special.zeta(
+        L.full((2,), 3.0, requires_grad=True), 2.0).sum().backward()),
 }
 
 

@@ -6,25 +6,27 @@ tapegrad.lgamma``, ``special.expit is tapegrad.sigmoid``, ...), so their results
 errors and nodes are those ops'. ``round``, ``softmax`` and ``log_softmax`` are thin wrappers,
 as torch.special's signatures differ from the namesakes' (``dim`` is required;
 ``round`` records RoundBackward1 even for decimals=0, as torch.special.round does). entr,
-xlog1py, ndtr, erfcx, log_ndtr and ndtri exist only here (tapegrad.ops.special_fns).
+xlog1py, ndtr, erfcx, log_ndtr, ndtri and zeta exist only here (tapegrad.ops.special_fns).
 
 Left out: the Bessel and related functions (airy_ai, bessel_j0/j1/y0/y1, i0/i0e/i1/i1e,
 modified_bessel_i0/i1/k0/k1, scaled_modified_bessel_k0/k1, spherical_bessel_j0), the orthogonal
 polynomials (chebyshev_polynomial_t/u/v/w and their shifted forms, hermite_polynomial_h/he,
-laguerre_polynomial_l, legendre_polynomial_p), gammainc/gammaincc and zeta: tapegrad has no
-kernel for them, each needs its own NumPy fallback to work without SciPy, and torch has no
-derivative for most of them (gammainc: none for input; zeta: none for input).
+laguerre_polynomial_l, legendre_polynomial_p) and gammainc/gammaincc: tapegrad has no kernel
+for them (NumPy has i0 alone, not i1, its derivative), each would need its own NumPy fallback to
+work without SciPy, and torch records no gradient for most of them (the polynomials and the
+Bessel functions but i0/i0e/i1/i1e; none for gammainc's input).
 """
 from __future__ import annotations
 
 from ._tensor import Tensor as _Tensor
 from .ops import PUBLIC as _PUBLIC
 from .ops.pointwise import RoundDecimals as _RoundDecimals
-from .ops.special_fns import entr, erfcx, log_ndtr, ndtr, ndtri, xlog1py
+from .ops.special_fns import entr, erfcx, log_ndtr, ndtr, ndtri, xlog1py, zeta
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammaln", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln",
-           "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+           "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
+           "zeta"]
 
 digamma = psi = _PUBLIC["digamma"]
 gammaln = _PUBLIC["lgamma"]

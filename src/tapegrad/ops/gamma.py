@@ -5,7 +5,9 @@ Kernels, all in float64 and rounded to the input's dtype: scipy.special (gammaln
 when SciPy is installed, else the NumPy ones here. Where torch's value at a pole or an infinity
 is not SciPy's, torch's is given: lgamma(-inf) = inf; trigamma left of 1/2 through the
 reflection formula with an unreduced sin(pi x), as torch's kernel, so finite (huge) at negative
-integers and inf only at 0; polygamma(n >= 2, +inf) = nan (torch's Hurwitz zeta gives nan there).
+integers and inf only at 0; zeta(s, +inf), so polygamma(n >= 2, +inf), is NaN (as torch's Cephes
+port); lgamma on (1/2, 5/2) from the series about 1 (SciPy's gammaln is off by up to 1e-9
+relative next to the zeros at 1 and 2).
 
 Derivatives (tools/autograd/derivatives.yaml): lgamma: grad * digamma(self); digamma: grad *
 polygamma(1, self); polygamma: grad * polygamma(n + 1, self); mvlgamma: mvlgamma_backward, grad *
@@ -46,19 +48,20 @@ _MACHEP = 1.11022302462515654042e-16
 
 
 def _zeta_numpy(s, q):
-    """Hurwitz zeta sum_{k >= 0} (q + k) ** -s for a float ``s`` >= 2 (an integer where q < 0)
-    and a float64 array ``q``: Cephes' algorithm step for step, as torch runs it, so the special
-    values are torch's (inf at non-positive integer q and at -inf, nan at +inf and NaN)."""
-    q = _f64(q)
+    """Hurwitz zeta sum_{k >= 0} (q + k) ** -s, elementwise over the broadcast float64 arrays
+    ``s`` and ``q``: Cephes' algorithm step for step, as torch runs it, so the special values
+    are torch's: inf at s = 1, NaN for s < 1; inf at non-positive integer q (and -inf), NaN at
+    negative non-integer q unless s is an integer; NaN at q = +inf and for NaN."""
+    s, q = np.broadcast_arrays(_f64(s), _f64(q))
     out = np.full(q.shape, np.nan)
-    pole = (q <= 0) & (q == np.floor(q))
-    out[pole] = np.inf
-    ok = ~pole & ~np.isnan(q)
-    if not ok.any():
-        return out
-    qq = q[ok]
     with np.errstate(all="ignore"):
-        total = qq ** -s
+        pole = (s == 1) | ((s > 1) & (q <= 0) & (q == np.floor(q)))
+        out[pole] = np.inf
+        ok = ~pole & (s > 1) & ~np.isnan(q) & ((q > 0) | (s == np.floor(s)))
+        if not ok.any():
+            return out
+        x, qq = s[ok], q[ok]
+        total = qq ** -x
         a = qq.copy()
         b = np.zeros_like(qq)
         summing = np.ones(qq.shape, bool)   # still in the direct sum
@@ -70,24 +73,24 @@ def _zeta_numpy(s, q):
                 break
             i += 1
             a[run] += 1.0
-            b[run] = a[run] ** -s
+            b[run] = a[run] ** -x[run]
             total[run] += b[run]
             conv = run & (-_MACHEP * total < b) & (b < _MACHEP * total)
             done |= conv
             summing &= ~conv & run
         tail = ~done
         w = a
-        total[tail] += b[tail] * w[tail] / (s - 1.0) - 0.5 * b[tail]
+        total[tail] += b[tail] * w[tail] / (x[tail] - 1.0) - 0.5 * b[tail]
         fac = np.ones_like(qq)
         k = 0.0
         for coef in _ZETA_A:
-            fac[tail] *= s + k
+            fac[tail] *= x[tail] + k
             b[tail] /= w[tail]
             t = fac * b / coef
             total[tail] += t[tail]
             tail &= ~(np.abs(t / total) < _MACHEP)
             k += 1.0
-            fac[tail] *= s + k
+            fac[tail] *= x[tail] + k
             b[tail] /= w[tail]
             k += 1.0
     out[ok] = total
@@ -211,11 +214,14 @@ def _digamma_f64(x):
 
 
 def _zeta_f64(s, q):
+    """Hurwitz zeta of the broadcast ``s`` and ``q`` in float64: scipy.special.zeta when SciPy is
+    installed (NaN at q = +inf, as torch's, where SciPy gives 0), else :func:`_zeta_numpy`."""
     try:
         from scipy.special import zeta
     except ImportError:
         return _zeta_numpy(s, q)
-    return np.asarray(zeta(s, _f64(q)), np.float64)
+    q = _f64(q)
+    return np.where(q == np.inf, np.nan, np.asarray(zeta(_f64(s), q), np.float64))
 
 
 def _trigamma_f64(x):
@@ -244,8 +250,7 @@ def _polygamma_f64(n, x):
     x = _f64(x)
     with np.errstate(all="ignore"):
         # (n! as torch forms it, exp(lgamma(n + 1)): inf from n = 171 on)
-        r = (1.0 if n % 2 else -1.0) * np.exp(math.lgamma(n + 1.0)) * _zeta_f64(n + 1.0, x)
-    return np.where(x == np.inf, np.nan, r)
+        return (1.0 if n % 2 else -1.0) * np.exp(math.lgamma(n + 1.0)) * _zeta_f64(n + 1.0, x)
 
 
 def _rounded(f, x, *args):

@@ -1,9 +1,9 @@
 """torch.special's functions that torch has under no other name: entr, xlog1py, ndtr, erfcx,
-log_ndtr and ndtri. Public only as ``tapegrad.special.NAME`` (as torch: there is no
+log_ndtr, ndtri and zeta. Public only as ``tapegrad.special.NAME`` (as torch: there is no
 ``torch.entr``), so they are not registered on the tapegrad namespace or on Tensor.
 
-Kernels in float64, rounded to the result's dtype: scipy.special's erfcx and ndtri when SciPy is
-installed, else the NumPy ones here (erfcx from fdlibm's erfc tables, ndtri from erfinv and
+Kernels in float64, rounded to the result's dtype: scipy.special's erfcx, ndtri and zeta when
+SciPy is installed, else the NumPy ones here (erfcx from fdlibm's erfc tables, ndtri from erfinv and
 Newton's method on log_ndtr). entr, xlog1py, ndtr and log_ndtr follow torch's own formulas.
 
 Derivatives (tools/autograd/derivatives.yaml), each written with tapegrad ops, so differentiable
@@ -11,7 +11,8 @@ again: special_entr: grad * -(1 + log(self)); special_xlog1py: self: xlog1py(gra
 where self == 0 and other <= -1; other: grad * self / (other + 1); special_ndtr: a composite,
 (1 + erf(self * M_SQRT1_2)) * 0.5; special_erfcx: (2 * self * result - 2 / sqrt(pi)) * grad;
 special_log_ndtr: grad / sqrt(2 pi) * exp(-(result + self^2 / 2)); special_ndtri: grad *
-sqrt(2 pi) * exp(result^2 / 2).
+sqrt(2 pi) * exp(result^2 / 2); special_zeta: other: grad * -self * zeta(self + 1, other), none
+for self.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from . import pointwise as P
 from ._util import Tensor, _make, float_result, to_float
+from .gamma import _zeta_f64
 from .losses import AddScalar, MulScalar
 from .pointwise import _horner, erf, exp
 from .scatter import _need_tensor, _number, _xlogy_dtype
@@ -372,3 +374,87 @@ def ndtri(input):
     Raises TypeError when input is not a Tensor."""
     _need_tensor(input, "special_ndtri", "input", 1)
     return Ndtri.apply(input)
+
+
+# ---- zeta ---------------------------------------------------------------------------------------
+def _zeta_array(a, b, rdt):
+    return np.asarray(_zeta_f64(a, b)).astype(rdt, copy=False)
+
+
+def _no_input_derivative():
+    raise NotImplementedError("the derivative for 'zeta' is not implemented. (special.zeta: "
+                              "torch has no derivative with respect to input, the exponent; "
+                              "detach it, or pass a number)")
+
+
+class Zeta(ArrayFunction, name="SpecialZetaBackward0"):
+    """Hurwitz zeta(self, other). derivatives.yaml special_zeta: self: not_implemented("zeta");
+    other: grad * -self * special_zeta(self + 1., other)."""
+
+    @staticmethod
+    def forward(ctx, x, q):
+        ctx.save_for_backward(x, q)
+        return _zeta_array(*float_result(x, q), _xlogy_dtype(x, q))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, q = ctx.saved_tensors
+        if ctx.needs(0):
+            _no_input_derivative()
+        return None, g * -x * Zeta.apply(x + 1.0, q)
+
+
+class ZetaNumberSelf(ArrayFunction, name="SpecialZetaBackward1"):
+    """zeta(number, other). derivatives.yaml special_zeta.self_scalar: other: grad * -self *
+    special_zeta(self.toDouble() + 1., other)."""
+
+    @staticmethod
+    def forward(ctx, c, q):
+        ctx.c = c
+        ctx.save_for_backward(q)
+        return _zeta_array(*float_result(c, q), _xlogy_dtype(c, q))
+
+    @staticmethod
+    def backward(ctx, g):
+        q, = ctx.saved_tensors
+        return None, g * -ctx.c * ZetaNumberSelf.apply(float(ctx.c) + 1.0, q)
+
+
+class ZetaNumberOther(ArrayFunction, name="SpecialZetaBackward2"):
+    """zeta(self, number). derivatives.yaml special_zeta.other_scalar: self:
+    not_implemented("zeta")."""
+
+    @staticmethod
+    def forward(ctx, x, c):
+        return _zeta_array(*float_result(x, c), _xlogy_dtype(x, c))
+
+    @staticmethod
+    def backward(ctx, g):
+        _no_input_derivative()
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function sum_{k >= 0} (other + k) ** -input, elementwise with
+    broadcasting (input = x, the exponent; other = q); either argument may be a number (not
+    both). Result: the broadcast shape; the promoted dtype, the default float dtype for
+    integer/bool operands. As torch (Cephes' algorithm): inf at x = 1 and at non-positive
+    integer q, NaN for x < 1, at negative non-integer q unless x is an integer, at q = +inf and
+    for NaN. Computed in float64 (scipy.special.zeta when SciPy is installed, else a NumPy port
+    of torch's kernel).
+
+    Derivatives (derivatives.yaml special_zeta, .self_scalar, .other_scalar;
+    SpecialZetaBackward0/1/2): other: grad * -input * zeta(input + 1, other); input: none, as
+    torch (a backward that reaches it raises NotImplementedError).
+
+    Raises:
+        TypeError: two numbers, or an operand that is neither a Tensor nor a number.
+        RuntimeError: shapes that do not broadcast."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return Zeta.apply(input, other)
+    if isinstance(input, Tensor) and _number(other):
+        return ZetaNumberOther.apply(input, other)
+    if _number(input) and isinstance(other, Tensor):
+        return ZetaNumberSelf.apply(input, other)
+    raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                    f"({type(input).__name__}, {type(other).__name__}): expected (Tensor, "
+                    f"Tensor), (Number, Tensor) or (Tensor, Number)")

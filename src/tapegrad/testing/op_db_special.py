@@ -1,5 +1,5 @@
 """op_db rows of tapegrad.special's own functions (tapegrad.ops.special_fns: entr, xlog1py, ndtr,
-erfcx, log_ndtr, ndtri) and of its wrappers (round, softmax, log_softmax), each compared with
+erfcx, log_ndtr, ndtri, zeta) and of its wrappers (round, softmax, log_softmax), each compared with
 its torch.special namesake. The plain aliases (special.gammaln is tapegrad.lgamma, ...) are the
 rows of their ops; tests/test_special.py checks the names resolve to them and match torch.special.
 
@@ -8,7 +8,7 @@ Points where a function is -inf, inf or NaN, or has a jump, are compared with to
 """
 import numpy as np
 
-from .op_db import OpInfo, SampleInput, _a, _i, s_round, s_softmax, s_unary
+from .op_db import NoGrad, OpInfo, SampleInput, _a, _i, s_round, s_softmax, s_unary
 from .op_db_scatter import s_xlogy
 
 S = SampleInput
@@ -74,6 +74,24 @@ def s_ndtri(make, dt):
         S(_a([0.0, 1.0, -0.1, 1.1, _NAN], dt), name="special", gradcheck=False)]
 
 
+def s_zeta(make, dt):
+    def q(*shape):
+        return make(*shape, low=0.5, high=4.0)
+
+    # (the exponent never requires grad: torch has no derivative for it)
+    return [S(NoGrad(make(2, 3, low=1.5, high=6.0)), (q(2, 3),), name="same"),
+            S(NoGrad(make(3, 1, low=1.5, high=6.0)), (q(4),), name="bcast"),
+            S(NoGrad(_a(3.0, dt)), (q(2, 3),), name="0d_exponent"),
+            S(2.5, (q(2, 3),), name="number_exponent"),
+            S(3, (q(3),), name="int_number_exponent"),
+            S(NoGrad(make(0, 3, low=1.5, high=6.0)), (q(3),), name="empty"),
+            S(NoGrad(_a([2.0, 3.0, 4.0], dt)), (_a([-2.5, -0.5, -3.5], dt),),
+              name="negative_q_integer_exponent"),
+            S(_i([2, 3, 4]), (_i([1, 2, 3]),), name="int"),
+            S(NoGrad(_a([1.0, 0.5, 2.0, 2.5, 2.0, 3.0], dt)),
+              (_a([2.0, 2.0, 0.0, -1.5, _INF, _NAN], dt),), name="special", gradcheck=False)]
+
+
 def _float_samples(samples):
     return lambda make, dt: [s for s in samples(make, dt) if s.name != "int"]
 
@@ -86,6 +104,7 @@ rows: list = [
     OpInfo("special.log_ndtr", op=_special("log_ndtr"), sample_inputs_func=s_log_ndtr),
     OpInfo("special.ndtri", op=_special("ndtri"), sample_inputs_func=s_ndtri,
            domain=(0.05, 0.95)),
+    OpInfo("special.zeta", op=_special("zeta"), sample_inputs_func=s_zeta),
     # (integer round: both refuse it, NotImplementedError; see tests/test_special.py)
     OpInfo("special.round", op=_special("round"), sample_inputs_func=_float_samples(s_round)),
     OpInfo("special.softmax", op=_special("softmax"), sample_inputs_func=s_softmax),
