@@ -3,6 +3,7 @@ listed as left out), the aliases being the tapegrad ops themselves and matching 
 the NumPy kernels of erfcx and ndtri (SciPy made unimportable) against torch and mpmath, special
 values, and bad input against torch. Tests taking the ``torch`` fixture skip cleanly without
 torch; the others do not import it."""
+import json
 import subprocess
 import sys
 import warnings
@@ -71,6 +72,35 @@ def test_special_is_reachable_without_an_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.startswith("[0.5723649") and "0.62245" in out
+
+
+_CALLS = {
+    "lgamma": "L.lgamma(x)", "digamma": "L.digamma(x)", "trigamma": "L.polygamma(1, x)",
+    "polygamma3": "L.polygamma(3, x)", "mvlgamma": "L.mvlgamma(x + 3, 2)",
+    "erfcx": "L.special.erfcx(x)", "log_ndtr": "L.special.log_ndtr(x * 9)",
+    "ndtri": "L.special.ndtri(p)", "zeta": "L.special.zeta(x + 4, x + 3)",
+    "erfinv": "L.erfinv(p)"}
+
+
+def test_the_library_runs_with_scipy_blocked(torch):
+    # (a fresh interpreter where `import scipy` fails: nothing imports it at module level, and
+    # every kernel above falls back to NumPy)
+    code = ("import sys, json; sys.modules['scipy'] = None\n"
+            "import tapegrad as L\n"
+            "x = L.tensor([-2.5, 0.3, 1.7, 4.0], dtype=L.float64)\n"
+            "p = L.tensor([1e-20, 0.2, 0.5, 0.9], dtype=L.float64)\n"
+            f"calls = {_CALLS!r}\n"
+            "print(json.dumps({k: eval(v).tolist() for k, v in calls.items()}))\n")
+    got = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                    text=True, check=True).stdout)
+    L = torch
+    x = L.tensor([-2.5, 0.3, 1.7, 4.0], dtype=L.float64)
+    p = L.tensor([1e-20, 0.2, 0.5, 0.9], dtype=L.float64)
+    for name, call in _CALLS.items():
+        ref = eval(call, {"L": L, "x": x, "p": p}).numpy()
+        # (torch's trigamma is good to about 1e-9 relative)
+        np.testing.assert_allclose(got[name], ref, rtol=2e-9 if name == "trigamma" else 1e-12,
+                                   err_msg=name)
 
 
 def _sample_call(name, lib, x):
