@@ -267,6 +267,8 @@ BAD = {
     "round_number": ("round", lambda L: L.special.round(0.5)),
     "round_int": ("round", lambda L: L.special.round(L.tensor([1, 2]))),
     "round_positional_decimals": ("round", lambda L: L.special.round(L.ones(2), 1)),
+    "round_float_decimals": ("round", lambda L: L.special.round(L.ones(2), decimals=1.5)),
+    "round_bool_decimals": ("round", lambda L: L.special.round(L.ones(2), decimals=True)),
     "softmax_no_dim": ("softmax", lambda L: L.special.softmax(L.ones(2))),
     "log_softmax_no_dim": ("log_softmax", lambda L: L.special.log_softmax(L.ones(2))),
     "logsumexp_no_dim": ("logsumexp", lambda L: L.special.logsumexp(L.ones(2))),

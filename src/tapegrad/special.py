@@ -21,6 +21,7 @@ from __future__ import annotations
 from ._tensor import Tensor as _Tensor
 from .ops import PUBLIC as _PUBLIC
 from .ops.pointwise import RoundDecimals as _RoundDecimals
+from .ops.special_extra import _int_arg
 from .ops.special_fns import entr, erfcx, log_ndtr, ndtr, ndtri, xlog1py, zeta
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
@@ -48,25 +49,30 @@ logsumexp = _PUBLIC["logsumexp"]
 def round(input, *, decimals=0):  # noqa: A001 - torch.special's name
     """Round to ``decimals`` places (halves to even), as ``tapegrad.round``, but recorded on
     RoundBackward1 whatever ``decimals`` is (torch.special.round always calls round.decimals).
-    Result: input's shape and dtype; gradient zero.
+    Result: input's shape and dtype. Derivative (derivatives.yaml round.decimals): zero.
 
-    Raises NotImplementedError for an integer or bool input (torch.special.round refuses both,
-    also with decimals=0), TypeError when input is not a Tensor."""
+    Raises:
+        NotImplementedError: an integer or bool input (torch.special.round refuses both, also
+            with decimals=0).
+        TypeError: input is not a Tensor; ``decimals`` is not an int (bool and float refused,
+            as torch)."""
     if not isinstance(input, _Tensor):
         raise TypeError(f"special_round(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    return _RoundDecimals.apply(input, int(decimals))
+    return _RoundDecimals.apply(input, _int_arg(decimals, "special_round", "decimals"))
 
 
 def softmax(input, dim, *, dtype=None):
     """``tapegrad.softmax(input, dim, dtype=dtype)`` with torch.special's signature (``dim``
     required, ``dtype`` keyword-only): the softmax along ``dim``, after a cast to ``dtype`` when
-    given (SoftmaxBackward0). Raises as tapegrad.softmax."""
+    given. Derivative (derivatives.yaml _softmax, SoftmaxBackward0): _softmax_backward_data.
+    Raises as tapegrad.softmax."""
     return _PUBLIC["softmax"](input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim, *, dtype=None):
     """``tapegrad.log_softmax(input, dim, dtype=dtype)`` with torch.special's signature (``dim``
     required, ``dtype`` keyword-only): log(softmax) along ``dim``, after a cast to ``dtype`` when
-    given (LogSoftmaxBackward0). Raises as tapegrad.log_softmax."""
+    given. Derivative (derivatives.yaml _log_softmax, LogSoftmaxBackward0):
+    _log_softmax_backward_data. Raises as tapegrad.log_softmax."""
     return _PUBLIC["log_softmax"](input, dim, dtype=dtype)

@@ -16,6 +16,7 @@ differentiable again (create_graph=True).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -134,17 +135,19 @@ def _digamma_numpy(x):
 # Stirling's series for lgamma: B_2k / (2k (2k - 1)), in powers of 1/x^2, lowest first
 _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156,
              -3617 / 122400)
-_zeta_minus_one = []
+@functools.lru_cache(maxsize=None)
+def _lgamma1p_coefficients():
+    """(-1)^k (zeta(k) - 1) / k for k = 2..30, zeta(k) - 1 being zeta(k, 2); computed once, on
+    first use, rather than at import."""
+    ks = np.arange(2.0, 31.0)
+    return tuple((-1.0) ** ks * _zeta_numpy(ks, 2.0) / ks)
 
 
 def _lgamma1p_series(z):
     """lgamma(1 + z) for |z| <= 1/2: -log1p(z) + (1 - gamma) z + sum_k (-1)^k (zeta(k) - 1) / k
     z^k. Accurate in relative terms at z = 0 and z = 1 (the zeros of lgamma at 1 and 2), where
     the Lanczos and Stirling forms cancel; the terms shrink as 4^-k."""
-    if not _zeta_minus_one:
-        _zeta_minus_one.extend(
-            (-1) ** k * float(_zeta_numpy(float(k), np.array([2.0]))[0]) / k for k in range(2, 31))
-    return -np.log1p(z) + z * ((1 - _EULER) + z * _horner(z, _zeta_minus_one))
+    return -np.log1p(z) + z * ((1 - _EULER) + z * _horner(z, _lgamma1p_coefficients()))
 
 
 def _lgamma_numpy(x):
