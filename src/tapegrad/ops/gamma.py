@@ -135,6 +135,8 @@ def _digamma_numpy(x):
 # Stirling's series for lgamma: B_2k / (2k (2k - 1)), in powers of 1/x^2, lowest first
 _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156,
              -3617 / 122400)
+
+
 @functools.lru_cache(maxsize=None)
 def _lgamma1p_coefficients():
     """(-1)^k (zeta(k) - 1) / k for k = 2..30, zeta(k) - 1 being zeta(k, 2); computed once, on
@@ -166,7 +168,7 @@ def _lgamma_numpy(x):
             m = np.floor(xm - 0.5)
             y = xm - m
             prod = np.ones_like(y)
-            for j in range(int(m.max()) if m.size else 0):
+            for j in range(int(m.max())):
                 prod = np.where(j < m, prod * (y + j), prod)
             out[mid] = _lgamma1p_series(y - 1.0) + np.log(prod)
         big = x >= 10
@@ -232,8 +234,8 @@ def _trigamma_f64(x):
     sin^2(pi x) - zeta(2, 1 - x) with sin(pi x) of x itself, as torch's kernel, so a negative
     integer gives a huge finite value (sin(pi x) is not exactly 0) and 0 gives inf. Beyond 1e8
     the asymptotic 1/y + 1/(2 y^2) + 1/(6 y^3) (exact there to round-off): Cephes' zeta sums
-    y^-2, which underflows to 0 long before the trigamma does (y ~ 1/x), and gives NaN at inf
-    where torch's trigamma gives 0."""
+    y^-2, which underflows to 0 from y = 1e154 while the trigamma, about 1/y, does not, and it
+    gives NaN at inf where torch's trigamma gives 0."""
     x = _f64(x)
     with np.errstate(all="ignore"):
         left = x < 0.5

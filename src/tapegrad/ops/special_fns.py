@@ -166,12 +166,13 @@ def xlog1py(input, other):
 def ndtr(input):
     """The standard normal distribution function, (1 + erf(input / sqrt(2))) / 2, elementwise.
     Result: input's shape; a float input keeps its dtype, an integer or bool input gives the
-    default float dtype. Computed as torch composes it (so as torch, it is 0 below about -8.3 in
-    float64 where the true value is not: use log_ndtr there).
+    default float dtype. Computed as torch composes it, so as torch it loses its relative accuracy
+    left of 0 and is 0 from about -8.4 in float64 (use log_ndtr there).
 
-    Derivative: torch's composite is recorded as it is, MulBackward1 (* 0.5), AddBackward1
-    (1 +), ErfBackward0, MulBackward1 (* M_SQRT1_2); the gradient exp(-input^2 / 2) /
-    sqrt(2 pi) * grad follows from erf's.
+    Derivative (special_ndtr is CompositeImplicitAutograd in torch's native_functions.yaml, with
+    no derivatives.yaml entry): the composite is recorded as torch's, MulBackward1 (* 0.5),
+    AddBackward1 (1 +), ErfBackward0, MulBackward1 (* M_SQRT1_2); the gradient exp(-input^2 /
+    2) / sqrt(2 pi) * grad follows from erf's.
 
     Raises TypeError when input is not a Tensor."""
     _need_tensor(input, "special_ndtr", "input", 1)
@@ -203,7 +204,7 @@ def _erfcx_numpy(x):
             xl = x[low]
             z = _hi(xl)
             out[low] = np.exp(z * z) * np.exp((xl - z) * (xl + z)) * _erfc_array(xl)
-            out[low & (x == -np.inf)] = np.inf
+            out[low & (x == -np.inf)] = np.inf      # (x - z is NaN there)
         mid = (x >= 1.25) & (x < 28)
         if mid.any():
             xm = x[mid]
