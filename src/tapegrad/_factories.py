@@ -33,6 +33,7 @@ from ._memory_format import (
     plain_c_order,
     preserve_format,
     same_strides,
+    with_strides,
 )
 from ._tensor import Tensor, _make
 from .autograd.grad_mode import state as _grad_state
@@ -109,7 +110,7 @@ def _check_pin_memory(pin_memory):
 
 
 def _finish(arr, requires_grad):
-    t = _make(arr)
+    t = _make(with_strides(arr))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -469,7 +470,9 @@ def from_numpy(ndarray):
     Supported dtypes: bool, uint8, int8, int16, int32, int64, float16, float32, float64.
     Raises TypeError for a non-ndarray or an unsupported dtype (object, str, complex, uint16/32/64,
     ...), ValueError for non-native byte order. Warns (UserWarning) for a read-only array, whose
-    tensor must not be written in place. Unlike torch, negative strides are fine."""
+    tensor must not be written in place. Unlike torch, negative strides are fine, and an array
+    of no elements that NumPy allocated reports C order's strides (``(3, 1)`` for shape (0, 3))
+    where torch keeps NumPy's all-zero ones (as its tensor() and as_tensor() of one do)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     if ndarray.dtype.byteorder not in "=|":

@@ -39,11 +39,49 @@ channels_last_3d = memory_format("channels_last_3d")
 _CHANNELS_LAST = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
 
 
+def strides_of(a):
+    """Array ``a``'s strides in elements, as torch reports them. NumPy gives an array of no
+    elements made fresh all-zero strides, where torch gives C order's, each dim counting as at
+    least 1 (``(3, 1)`` for shape (0, 3)); an empty view that kept its base's strides (a slice, a
+    transpose of an empty made here) reports those."""
+    st = tuple(s // a.itemsize for s in a.strides)
+    if not a.size and not any(st):
+        return _c_strides(a.shape)
+    return st
+
+
+def _c_strides(shape):
+    st, step = [], 1
+    for n in reversed(shape):
+        st.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(st))
+
+
+def _empty_view(shape, strides, dtype):
+    """An array of ``shape`` (with a dim of size 0) reporting these strides (in elements): a view
+    of a one-element buffer, as NumPy zeroes the strides of an empty array it allocates, and a
+    transpose of that would report no order."""
+    isz = np.dtype(dtype).itemsize
+    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, [s * isz for s in strides],
+                                           writeable=True)
+
+
+def with_strides(a):
+    """Array ``a`` itself, or, when it has no elements and NumPy zeroed its strides, an empty
+    array of its shape with torch's C-order strides (:func:`strides_of`), which a later
+    transpose or permute keeps as torch's does: what a factory hands its tensor."""
+    if a.size or any(a.strides):
+        return a
+    return _empty_view(a.shape, _c_strides(a.shape), a.dtype)
+
+
 def plain_c_order(a):
     """Whether array ``a`` is C-contiguous with C strides on every dim, size-1 dims included
-    (which NumPy's flag overlooks and torch's preserve_format keeps): a copy in C order
-    preserves its layout."""
-    return a.flags.c_contiguous and 1 not in a.shape
+    (which NumPy's flag overlooks and torch's preserve_format keeps; NumPy's flag also holds for
+    any array of no elements, whose strides here are C order's only when NumPy zeroed them, see
+    :func:`strides_of`): a copy in C order preserves its layout."""
+    return a.flags.c_contiguous and 1 not in a.shape and (a.size != 0 or not any(a.strides))
 
 
 def check_format(fmt, op, default=preserve_format):
@@ -60,7 +98,10 @@ def check_format(fmt, op, default=preserve_format):
 
 def dense_layout(a):
     """Whether array ``a``'s elements fill its memory without gaps or overlaps, in any order of
-    dimensions (torch's is_non_overlapping_and_dense)."""
+    dimensions (torch's is_non_overlapping_and_dense, which holds for any tensor of no
+    elements)."""
+    if not a.size:
+        return True
     step = a.itemsize
     for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
         if stride != step:
@@ -72,7 +113,9 @@ def dense_layout(a):
 def empty_with_strides(src, dtype):
     """An empty array of dense array ``src``'s shape and exactly its strides (in elements), in
     ``dtype``: torch's empty_strided, which keeps even a size-1 dim's stride, where NumPy's
-    empty_like picks its own for those."""
+    empty_like picks its own for those. For no elements, ``src``'s strides as reported."""
+    if not src.size:
+        return _empty_view(src.shape, strides_of(src), dtype)
     out = np.empty_like(src, dtype=dtype)
     if same_strides(out, src):
         return out
@@ -116,7 +159,14 @@ def _dense_order(shape, strides):
 
 def _empty_ordered(shape, outer_first, dtype):
     """An empty array of ``shape`` whose dims lie in memory in the order ``outer_first``
-    (outermost first), without gaps."""
+    (outermost first), without gaps; with no elements, strides that multiply the sizes as they
+    are, a 0 included, as torch's channels-last strides do."""
+    if 0 in shape:
+        strides, step = [0] * len(shape), 1
+        for d in reversed(outer_first):
+            strides[d] = step
+            step *= shape[d]
+        return _empty_view(shape, strides, dtype)
     outer = np.empty([shape[d] for d in outer_first], dtype)
     return outer.transpose(np.argsort(outer_first))
 

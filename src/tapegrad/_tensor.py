@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import CPU
+from ._memory_format import strides_of
 from ._size import Size
 from . import autograd as _autograd
 from .autograd.grad_mode import state as _grad_state
@@ -143,7 +144,9 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim=None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        """The strides in elements, as torch's (an empty tensor's too: C order's, each dim
+        counting as at least 1, unless it is a view that kept others)."""
+        st = strides_of(self._data)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def is_floating_point(self):
