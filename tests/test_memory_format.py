@@ -59,6 +59,23 @@ _CASES = {
                      _z(L).to(L.float64, memory_format=L.channels_last).stride(),
                      _z(L).to(memory_format=L.contiguous_format) is _z(L),
                      _x(L).float().stride()),
+    "to of expanded": lambda L: [L.ones(s).expand(*e).to(L.float64).stride() for s, e in (
+        ((1, 3), (4, 3)), ((3, 1), (3, 4)), ((2, 1, 3), (2, 4, 3)), ((2, 3, 1), (2, 3, 4)),
+        ((), (2, 3)))] + [L.ones(3, 1).t().expand(4, 3).to(L.float64).stride()],
+    "to of expanded, other casts": lambda L: (
+        L.ones(1, 3).expand(4, 3).double().stride(), L.ones(3, 1).expand(3, 4).half().stride(),
+        L.ones(1, 3).expand(4, 3).to(L.int64).stride(),
+        L.ones(1, 3, requires_grad=True).expand(4, 3).to(L.int64).stride(),
+        L.ones(1, 3, requires_grad=True).expand(4, 3).to(L.float64).stride(),
+        L.ones(3, 1).expand(3, 4).type_as(L.ones(1, dtype=L.float64)).stride()),
+    "to of strided": lambda L: (_x(L)[:, ::2].to(L.float64).stride(),
+                                L.arange(12.0).reshape(3, 4)[:, ::2].to(L.float64).stride(),
+                                L.ones(2, 3, 4).permute(1, 2, 0)[:, ::2].double().stride(),
+                                _cl(L)[:, :, ::2].double().stride(),
+                                L.ones(4, 3).t()[:, :1].double().stride(),
+                                L.empty(0, 3).t().double().stride()),
+    "to of strided values": lambda L: L.arange(12.0).reshape(3, 4)[:, ::2].t().to(
+        L.float64).tolist(),
     "to returns self when laid out so": lambda L: _to_is_self(_cl(L), L.channels_last,
                                                              L.contiguous_format),
     "clone and to values": lambda L: (_z(L).clone(memory_format=L.channels_last).tolist(),
@@ -86,6 +103,7 @@ def test_memory_formats_without_torch():
     assert _cl(tg).is_contiguous(memory_format=tg.channels_last) and not _cl(tg).is_contiguous()
     assert _x(tg).clone().stride() == (1, 4)
     assert tg.zeros_like(_x(tg)).stride() == (1, 4)
+    assert tg.ones(1, 3).expand(4, 3).to(tg.float64).stride() == (3, 1)
     np.testing.assert_array_equal(_cl(tg).numpy(), np.arange(120.0).reshape(2, 3, 4, 5))
     assert repr(tg.channels_last) == "tapegrad.channels_last"
     assert pickle.loads(pickle.dumps(tg.preserve_format)) is tg.preserve_format

@@ -16,7 +16,7 @@ from .._dtype import overflow_error, overflows, wrapped
 from .._device import device as _device_cls
 from .._factories import _check_device, _write_out
 from .._memory_format import (check_format, empty_in_format, memory_format, preserve_format,
-                             suggest_format)
+                             same_strides, suggest_format)
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -923,18 +923,29 @@ class DivScalar(ArrayFunction, name="DivBackward1"):
         return DivScalar.apply(g, ctx.c), None
 
 
+def _cast_copy(x, np_dtype, fmt=preserve_format):
+    """Array ``x`` cast to ``np_dtype`` in a new array laid out as memory format ``fmt`` asks;
+    preserve_format keeps a dense ``x``'s strides and gives any other (expanded, sliced with a
+    step) torch's infer_dense_strides order, where NumPy's astype would keep its own."""
+    if fmt is preserve_format and x.flags.c_contiguous and x.size:
+        # C order, the usual case, is kept by astype, which gives a size-1 dim NumPy's C stride
+        # where torch keeps x's: those are checked
+        out = x.astype(np_dtype)
+        if 1 not in x.shape or same_strides(out, x):
+            return out
+    out = empty_in_format(x, np_dtype, fmt, "to")
+    np.copyto(out, x, casting="unsafe")
+    return out
+
+
 class ToCopy(ArrayFunction, name="ToCopyBackward0"):
-    """Cast to another dtype, keeping x's layout, or laid out as memory format ``fmt`` asks.
-    derivatives.yaml _to_copy: grad cast back to self's dtype."""
+    """Cast to another dtype, laid out as memory format ``fmt`` asks (preserve_format when
+    None). derivatives.yaml _to_copy: grad cast back to self's dtype."""
 
     @staticmethod
     def forward(ctx, x, np_dtype, fmt=None):
         ctx.src = x.dtype
-        if fmt is None:     # (x's layout kept, as torch's preserve_format)
-            return x.astype(np_dtype)
-        out = empty_in_format(x, np_dtype, fmt, "to")
-        np.copyto(out, x, casting="unsafe")
-        return out
+        return _cast_copy(x, np_dtype, preserve_format if fmt is None else fmt)
 
     @staticmethod
     def backward(ctx, g):
@@ -1181,9 +1192,12 @@ def where(condition, input=None, other=None):
 
 def _to(self, *args, **kwargs):
     """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
-    changes), keeping self's layout. ``memory_format=`` (keyword only; contiguous_format,
-    channels_last, channels_last_3d): self when nothing else changes and the format its strides
-    suggest (torch's suggest_memory_format) is that one, else a copy laid out so. Recorded as
+    changes), laid out as torch's preserve_format: self's strides when self is dense, else (an
+    expanded tensor, a slice with a step) its order of dims without gaps, torch's
+    infer_dense_strides (``ones(1, 3).expand(4, 3).double().stride() == (3, 1)``, as torch).
+    ``memory_format=`` (keyword only; contiguous_format, channels_last, channels_last_3d): self
+    when nothing else changes and the format its strides suggest (torch's
+    suggest_memory_format) is that one, else a copy laid out so. Recorded as
     ToCopyBackward0. TypeError for a memory_format that is not one or is given by position;
     RuntimeError for a channels-last format of the wrong rank."""
     dt = kwargs.get("dtype")
@@ -1212,7 +1226,7 @@ def _to(self, *args, **kwargs):
     if dt.np == self._data.dtype and not copy:
         return self
     if self.requires_grad and not dt.is_floating_point:
-        return _make(self._data.astype(dt.np))
+        return _make(_cast_copy(self._data, dt.np))
     return ToCopy.apply(self, dt.np)
 
 
