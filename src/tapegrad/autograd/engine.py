@@ -39,7 +39,7 @@ from .grad_mode import state as _state
 from .graph import (EXACT_REFCOUNTS, FREED, AccumulateGrad, bump, leaf_prehooked,
                     leaf_prehooks_live, sole_holder, user_frame, version_counter)
 
-__all__ = ["run_backward", "call_node", "call_direct"]
+__all__ = ["run_backward", "call_node", "call_direct", "accumulate_direct"]
 
 # NumPy >= 2 keeps its floating-point error state in one context variable: setting it to a
 # prepared "ignore all" state costs a quarter of entering np.errstate (a backward call enters it
@@ -200,34 +200,75 @@ def _run_formula(node, grads):
     return _fix_count(node, node._forward_cls.backward(node, *grads))
 
 
+def _check_direct_args(node, grads, n, takes):
+    """TypeError, as torch, unless ``grads`` (a node called by hand) holds exactly ``n``
+    gradients, each a Tensor or None (``takes``: what the node takes, for the message)."""
+    if len(grads) != n:
+        raise TypeError(f"expected {n} arguments, got {len(grads)} instead ({node.name()} called "
+                        f"by hand takes {takes})")
+    for i, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"argument {i} is not a Variable ({node.name()} called by hand takes "
+                            f"Tensors or None, got {type(g).__name__})")
+
+
 def call_direct(node, grads):
     """A node called by hand, ``node(*grads)``, as torch's call runs it: the backward formula
     alone, without the node's hooks, and without the engine's sum and cast of each gradient to
     its input's shape and dtype (a broadcast input's gradient keeps the output's shape). One
     gradient (or None) per forward argument: None for one that needs no gradient, and for all
-    when no gradient is given. TypeError, as torch, for no gradient or more than the node's
-    outputs (fewer count as None for the rest), or one neither a Tensor nor None."""
-    n = node._n_out
-    if not grads or len(grads) > n:
-        raise TypeError(f"expected {n} arguments, got {len(grads)} instead ({node.name()} "
-                        f"called by hand takes one gradient per output of its op)")
-    for i, g in enumerate(grads):
-        if g is not None and not isinstance(g, Tensor):
-            raise TypeError(f"argument {i} is not a Variable ({node.name()} called by hand takes "
-                            f"Tensors or None, got {type(g).__name__})")
-    grads = list(grads) + [None] * (n - len(grads))
+    when no gradient is given. TypeError, as torch, unless given one gradient (a Tensor or
+    None) per differentiable output (max(dim)'s, sort's and topk's indices take none); the
+    node's own check (``_check_direct``: softmax's RuntimeError for a gradient whose dtype or
+    shape is not its output's) runs first. A node whose formula returns a broadcast view where
+    torch's returns a new tensor (``_dense_by_hand``: mean's) returns a C-order copy, with
+    torch's strides."""
+    meta = node._out_meta
+    diff = [k for k, m in enumerate(meta) if m is not None] if meta is not None else [0]
+    n = len(diff)
+    takes = f"one gradient, or None, per differentiable output of its op: {n}"
+    if n < node._n_out:
+        takes += f"; its {node._n_out - n} output(s) without a gradient (indices) take none"
+    _check_direct_args(node, grads, n, takes)
     edges = node._edges
     if all(g is None for g in grads):
         return [None] * (len(edges) >> 2)
-    out = []
-    for i, g in enumerate(_run_formula(node, grads)):
-        if g is None or edges[4 * i] is None:
-            out.append(None)
-            continue
-        if not isinstance(g, Tensor):
-            _bad_type(node, i, g)
-        out.append(g)
-    return out
+    check = node._forward_cls._check_direct
+    if check is not None:
+        check(node, grads)
+    full = [None] * node._n_out
+    for k, g in zip(diff, grads):
+        full[k] = g
+    dense = node._forward_cls._dense_by_hand
+    return [None if g is None or edges[4 * i] is None else g.contiguous() if dense else g
+            for i, g in enumerate(_run_formula(node, full))]
+
+
+def accumulate_direct(node, grads):
+    """An AccumulateGrad node called by hand, ``node(grad)``, as torch's: ``grad`` goes into the
+    leaf's ``.grad`` and post-accumulate-grad hooks run (no other hook does); returns ``()``.
+    A first ``.grad`` is a copy laid out as the leaf (of the leaf's shape, the gradient's dtype;
+    CopyBackwards when grad mode is on and the gradient has history); a later one is summed
+    out of place while grad mode is on (its dtype promoted, its tensor replaced), in place
+    otherwise. Nothing happens for None or a leaf that no longer requires grad. TypeError for
+    anything but one Tensor or None; RuntimeError for a gradient that does not broadcast to
+    the leaf's shape."""
+    _check_direct_args(node, grads, 1, "one gradient, or None, for its leaf")
+    g, t = grads[0], node.variable
+    if g is None or not t._requires_grad:
+        return ()
+    if t._grad is None:
+        if dense_layout(t._data):
+            t._grad = _make(_empty_in_layout(t._data, g._data.dtype)).copy_(g)
+        else:
+            t._grad = g.clone(memory_format=contiguous_format)
+    elif _state.grad_enabled:
+        t._grad = t._grad + g
+    else:
+        t._grad += g
+    if t._extra is not None and t._extra.get("post_acc_hooks"):
+        _run_post_acc_hooks(t)
+    return ()
 
 
 def call_node(node, grads):
@@ -682,6 +723,22 @@ def _check_accumulable(grad):
                            "is read-only (a NumPy array marked so): set .grad to a copy first")
 
 
+def _run_post_acc_hooks(t, undo=""):
+    """Leaf ``t``'s post-accumulate-grad hooks; TypeError / RuntimeError, as torch, for one that
+    returns anything but None or the leaf itself (``undo``: what the caller puts back then)."""
+    for hook in list(t._extra["post_acc_hooks"].values()):
+        r = hook(t)
+        # (the leaf itself passes, as in torch)
+        if r is not None and r is not t:
+            about = (f"{hook!r}, registered with register_post_accumulate_grad_hook on a leaf of "
+                     f"shape {list(t._data.shape)}; such a hook sees the leaf after its .grad is "
+                     f"written and may change it in place{undo}")
+            if not isinstance(r, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}' "
+                                f"({about})")
+            raise RuntimeError(f"Tensor post accumulate grad hooks should return None ({about})")
+
+
 def _commit(staged, create_graph, root_grads, acc_hooks):
     """Write the staged gradients into ``.grad``, in torch's order; right after each leaf's, run
     its post-accumulate hooks, then the hooks registered on its AccumulateGrad node (``hook((),
@@ -768,19 +825,8 @@ def _post_accumulate(t, acc_hooks):
     """Run leaf ``t``'s post-accumulate hooks (each must return None, or the leaf itself, as in
     torch), then the hooks on its AccumulateGrad node that this backward ran (``acc_hooks``:
     (node, grad) pairs), called as ``hook((), (grad,))``."""
-    hooks = t._extra.get("post_acc_hooks") if t._extra is not None else None
-    for hook in list(hooks.values()) if hooks else ():
-        r = hook(t)
-        # (the leaf itself passes, as in torch)
-        if r is not None and r is not t:
-            about = (f"{hook!r}, registered with register_post_accumulate_grad_hook on a leaf "
-                     f"of shape {list(t._data.shape)}; such a hook sees the leaf after its .grad "
-                     f"is written and may change it in place; every .grad this backward wrote "
-                     f"is put back as it was")
-            if not isinstance(r, Tensor):
-                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}' "
-                                f"({about})")
-            raise RuntimeError(f"Tensor post accumulate grad hooks should return None ({about})")
+    if t._extra is not None and t._extra.get("post_acc_hooks"):
+        _run_post_acc_hooks(t, "; every .grad this backward wrote is put back as it was")
     for node, g in acc_hooks:
         if node.variable is t:
             for hook in list(node._hooks.values()):

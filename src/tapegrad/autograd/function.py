@@ -64,6 +64,20 @@ class BackwardNode(Node):
         """Whether forward argument ``i`` needs a gradient (a cheap ``needs_input_grad[i]``)."""
         return self._edges[4 * i] is not None
 
+    def __call__(self, *grads):
+        """A custom Function's node is not callable, as in torch (a built-in op's node is: see
+        :meth:`Node.__call__`); its :meth:`apply` runs its backward."""
+        if self._forward_cls is None or not self._forward_cls._builtin:
+            raise TypeError(f"'{self.name()}' object is not callable: it is the node of a custom "
+                            f"autograd.Function; call its apply(*grads) to run the Function's "
+                            f"backward on them, as torch")
+        return Node.__call__(self, *grads)
+
+    def apply(self, *grads):
+        """The Function's ``backward(ctx, *grads)`` with this node as ctx, its result returned
+        as is (torch's BackwardCFunction.apply): no count or type check, no hook."""
+        return self._forward_cls.backward(self, *grads)
+
 
 class _NullCtx:
     """The ctx a forward gets when nothing is recorded: it accepts and forgets everything."""
@@ -110,6 +124,13 @@ class Function:
     """
 
     _view = False
+    _builtin = False       # a built-in op: its node is callable (Node.__call__)
+    # a built-in op's check of the gradients its node is called with by hand, before its
+    # formula: check(node, grads) raising as torch's kernel does (engine.call_direct)
+    _check_direct = None
+    # a built-in op whose formula returns a broadcast view where torch's returns a new C-order
+    # tensor: its node called by hand returns a C-order copy (engine.call_direct)
+    _dense_by_hand = False
 
     def __init_subclass__(cls, name: str | None = None, scalar_edges: int | None = None,
                           view: bool | None = None, nondiff: tuple | None = None, **kwargs):
@@ -203,6 +224,7 @@ class ArrayFunction(Function):
     def __init_subclass__(cls, operands: bool = False, saves_result: bool | None = None,
                           **kwargs):
         super().__init_subclass__(**kwargs)
+        cls._builtin = True
         if saves_result is not None:
             cls._saves_result = saves_result
         cls.apply = staticmethod(_make_apply(cls, operands))
@@ -766,6 +788,8 @@ def once_differentiable(fn):
 
 class _DelayedError(Function, name="DelayedError"):
     """Marks a once_differentiable result: forward is identity, backward raises."""
+
+    _builtin = True     # (torch's is a C++ node: callable)
 
     @staticmethod
     def forward(ctx, x, *inputs):

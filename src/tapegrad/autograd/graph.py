@@ -360,9 +360,13 @@ class Node:
         (3,) and ``g`` (4, 3) gives (4, 3) for both). A gradient for each ``next_functions``
         entry, as torch returns them (one Tensor, or None, for a single entry; a tuple
         otherwise); all None when every given gradient is None. Recorded when grad mode is on.
-        Raises TypeError, as torch, for no gradient or more than the node has outputs (fewer
-        count as None for the rest), for an argument that is neither a Tensor nor None, and when
-        the formula returns something other than a Tensor or None."""
+        Raises TypeError, as torch, unless given exactly one gradient per differentiable output
+        (one for max(dim), sort, topk: their indices take none) and for an argument that is
+        neither a Tensor nor None; RuntimeError, as torch, for a softmax or log_softmax gradient
+        whose dtype or shape is not its output's. mean's gradient comes in C order, as torch's.
+        A custom Function's node is not callable (TypeError, as torch): its ``apply(*grads)``
+        runs its backward. An AccumulateGrad node accumulates into its leaf's ``.grad`` and
+        returns ``()``, see :meth:`AccumulateGrad.__call__`."""
         from .engine import call_direct
         out = call_direct(self, grads)
         res = tuple(out[i] for i in self._shown())
@@ -403,6 +407,17 @@ class AccumulateGrad(Node):
         """torch's name for this node, C++ namespace included (its class prints as
         AccumulateGrad, as torch's does)."""
         return "torch::autograd::AccumulateGrad"
+
+    def __call__(self, *grads):
+        """Accumulate the one gradient given into the leaf's ``.grad`` as a backward would, and
+        return ``()``, as torch: a first ``.grad`` is a copy laid out as the leaf (the
+        gradient's dtype; recorded as CopyBackwards when grad mode is on and the gradient has
+        history), a later one a new sum while grad mode is on, else an in-place add; the leaf's
+        post-accumulate-grad hooks run, no other hook does. Nothing for None, or for a leaf that
+        no longer requires grad. TypeError for anything but one Tensor or None; RuntimeError
+        for a gradient that does not broadcast to the leaf's shape."""
+        from .engine import accumulate_direct
+        return accumulate_direct(self, grads)
 
     @property
     def next_functions(self):

@@ -100,6 +100,23 @@ def _softmax_dim(input, dim, name):
     return _wrap_dim(dim, input._data.ndim, name)
 
 
+def _grad_like_output(node, grads):
+    """A softmax / log_softmax node called by hand: RuntimeError, as torch's kernels, for a
+    gradient whose shape or dtype is not the output's (the engine always passes the output's;
+    NumPy would broadcast a wrong shape and compute in the wider dtype)."""
+    g, y = grads[0], saved_result(node)
+    what = f"{node.name()} called by hand"
+    if g.shape != y.shape:
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor "
+                           f"for argument #2 'output'; but {list(g.shape)} does not equal "
+                           f"{list(y.shape)} ({what} takes a gradient of its output's shape)")
+    if g._data.dtype != y.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_name(g._data.dtype)} but found "
+                           f"{scalar_name(y.dtype)} ({what} takes a gradient of its output's "
+                           f"dtype, {scalar_name(y.dtype)}, and got one of "
+                           f"{scalar_name(g._data.dtype)}: pass grad.to(output.dtype))")
+
+
 class Softmax(ArrayFunction, name="SoftmaxBackward0", saves_result=True):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max (no overflow).
     derivatives.yaml _softmax_backward_data: y * (grad - (grad * y).sum(dim, keepdim))."""
@@ -121,6 +138,8 @@ class Softmax(ArrayFunction, name="SoftmaxBackward0", saves_result=True):
     def backward(ctx, g, *_):
         y, = ctx.saved_tensors
         return y * (g - (g * y).sum(ctx.d, keepdim=True)), None
+
+    _check_direct = staticmethod(_grad_like_output)
 
 
 class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0", saves_result=True):
@@ -145,6 +164,8 @@ class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0", saves_result=True):
             return _make(LogSoftmaxGrad.forward(NULL_CTX, g._data, saved_result(ctx), ctx.d)), None
         y, = ctx.saved_tensors
         return LogSoftmaxGrad.apply(g, y, ctx.d), None
+
+    _check_direct = staticmethod(_grad_like_output)
 
 
 class LogSoftmaxGrad(ArrayFunction, name="LogSoftmaxBackwardDataBackward0"):

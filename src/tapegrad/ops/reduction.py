@@ -139,6 +139,11 @@ class MeanAll(ArrayFunction, name="MeanBackward0"):
         ctx.in_shape, ctx.n = x.shape, x.size
         return np.asarray(x.mean() if x.size else np.array(np.nan, x.dtype)).astype(x.dtype)
 
+    # torch divides after expanding, so its gradient is a new C-order tensor; dividing first
+    # and expanding the 0-d quotient (a broadcast view) saves the division's full-size pass, and
+    # the view's layout shows only when the node is called by hand (engine.call_direct)
+    _dense_by_hand = True
+
     @staticmethod
     def backward(ctx, g):
         if ctx.n == 0:  # empty input: nothing to divide (g / 0 would make double backward nan)
@@ -148,6 +153,8 @@ class MeanAll(ArrayFunction, name="MeanBackward0"):
 
 class MeanDim(ArrayFunction, name="MeanBackward1"):
     """Mean over ``axes``. derivatives.yaml mean_backward: expanded grad / count."""
+
+    _dense_by_hand = True    # (see MeanAll)
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
