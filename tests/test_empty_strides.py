@@ -40,6 +40,15 @@ _CASES = {
     "channels_last of an empty": lambda L: L.zeros_like(
         L.empty(2, 0, 4, 5), memory_format=L.channels_last).stride(),
     "a leaf's gradient": lambda L: _grad_strides(L),
+    "expanded (stride 0, as torch)": lambda L: [f(L.tensor(1.0).expand(3, 0)) for f in (
+        lambda e: e.stride(), lambda e: e.clone().stride(), lambda e: L.empty_like(e).stride(),
+        lambda e: e.contiguous().stride(), lambda e: e.to(L.float64).stride(),
+        lambda e: e.is_contiguous())],
+    "contiguous(channels_last) of an empty": lambda L: [
+        (L.empty(*s).is_contiguous(memory_format=L.channels_last),
+         L.empty(*s).contiguous(memory_format=L.channels_last).stride())
+        for s in ((2, 3, 0, 5), (0, 3, 4, 5), (2, 0, 4, 5), (1, 3, 0, 1), (2, 1, 0, 5))]
+        + [L.empty(2, 3, 0, 5, 6).contiguous(memory_format=L.channels_last_3d).stride()],
 }
 
 

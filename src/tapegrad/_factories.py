@@ -819,7 +819,7 @@ def _in_layout(arr, input, memory_format, name):
     a memory_format that is not one; RuntimeError for a channels-last one of the wrong rank."""
     fmt = check_format(memory_format, name)
     if fmt is contiguous_format or fmt is preserve_format and (
-            plain_c_order(input._data) or same_strides(arr, input._data)):
+            plain_c_order(input._data) or arr.size and same_strides(arr, input._data)):
         return arr
     out = empty_in_format(input._data, arr.dtype, fmt, name)
     np.copyto(out, arr)

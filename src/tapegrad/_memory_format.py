@@ -41,11 +41,12 @@ _CHANNELS_LAST = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)
 
 def strides_of(a):
     """Array ``a``'s strides in elements, as torch reports them. NumPy gives an array of no
-    elements made fresh all-zero strides, where torch gives C order's, each dim counting as at
-    least 1 (``(3, 1)`` for shape (0, 3)); an empty view that kept its base's strides (a slice, a
-    transpose of an empty made here) reports those."""
+    elements it allocates (one that owns its memory) all-zero strides, where torch gives C
+    order's, each dim counting as at least 1 (``(3, 1)`` for shape (0, 3)); a view reports its
+    own (a slice or a transpose of an empty made here keeps its base's; an expanded one has
+    zeros, as in torch)."""
     st = tuple(s // a.itemsize for s in a.strides)
-    if not a.size and not any(st):
+    if not a.size and a.base is None and not any(st):
         return _c_strides(a.shape)
     return st
 
@@ -71,7 +72,7 @@ def with_strides(a):
     """Array ``a`` itself, or, when it has no elements and NumPy zeroed its strides, an empty
     array of its shape with torch's C-order strides (:func:`strides_of`), which a later
     transpose or permute keeps as torch's does: what a factory hands its tensor."""
-    if a.size or any(a.strides):
+    if a.size or a.base is not None or any(a.strides):
         return a
     return _empty_view(a.shape, _c_strides(a.shape), a.dtype)
 
@@ -79,9 +80,10 @@ def with_strides(a):
 def plain_c_order(a):
     """Whether array ``a`` is C-contiguous with C strides on every dim, size-1 dims included
     (which NumPy's flag overlooks and torch's preserve_format keeps; NumPy's flag also holds for
-    any array of no elements, whose strides here are C order's only when NumPy zeroed them, see
+    any array of no elements, whose strides here are C order's only when NumPy allocated it, see
     :func:`strides_of`): a copy in C order preserves its layout."""
-    return a.flags.c_contiguous and 1 not in a.shape and (a.size != 0 or not any(a.strides))
+    return a.flags.c_contiguous and 1 not in a.shape and (
+        a.size != 0 or a.base is None and not any(a.strides))
 
 
 def check_format(fmt, op, default=preserve_format):
@@ -224,4 +226,14 @@ def in_format(arr, fmt, op):
     format of the wrong rank."""
     if fmt is contiguous_format:
         return arr.flags.c_contiguous
-    return arr.transpose(_channels_last_order(fmt, arr.ndim, op)).flags.c_contiguous
+    order = _channels_last_order(fmt, arr.ndim, op)
+    if not arr.size:
+        # (NumPy calls any empty array contiguous; torch compares the strides, as reported)
+        st, step = strides_of(arr), 1
+        for d in reversed(order):
+            if arr.shape[d] != 1:
+                if st[d] != step:
+                    return False
+                step *= arr.shape[d]
+        return True
+    return arr.transpose(order).flags.c_contiguous

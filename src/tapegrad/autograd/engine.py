@@ -31,7 +31,7 @@ from operator import itemgetter
 import numpy as np
 
 from .._memory_format import (contiguous_format, dense_layout, empty_with_strides,
-                              plain_c_order)
+                              plain_c_order, strides_of)
 from .._tensor import Tensor, _make
 from ..ops.shape import SumToSize
 from .grad_mode import enable_grad, set_state
@@ -670,7 +670,10 @@ def _obeys_layout(g, leaf):
     """torch's layout contract for a leaf's new ``.grad`` (AccumulateGrad's
     obeys_layout_contract): the gradient array ``g`` has the leaf array's strides (dims of size
     1 aside) when the leaf is dense, else it is C-contiguous. A transposed gradient taken as is
-    would make ``.grad.view(-1)`` fail where torch's works."""
+    would make ``.grad.view(-1)`` fail where torch's works. With no elements, the strides as
+    reported (NumPy calls any empty array C-contiguous)."""
+    if not g.size:
+        return strides_of(g) == strides_of(leaf)
     if leaf.flags.c_contiguous or not dense_layout(leaf):
         return g.flags.c_contiguous
     return all(gs == ls for gs, ls, n in zip(g.strides, leaf.strides, g.shape) if n != 1)
