@@ -110,7 +110,7 @@ def _check_pin_memory(pin_memory):
 
 
 def _finish(arr, requires_grad):
-    t = _make(with_strides(arr))
+    t = _make(arr if arr.size else with_strides(arr))
     if requires_grad:
         t.requires_grad_(True)
     return t

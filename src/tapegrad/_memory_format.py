@@ -69,9 +69,9 @@ def _empty_view(shape, strides, dtype):
 
 
 def with_strides(a):
-    """Array ``a`` itself, or, when it has no elements and NumPy zeroed its strides, an empty
-    array of its shape with torch's C-order strides (:func:`strides_of`), which a later
-    transpose or permute keeps as torch's does: what a factory hands its tensor."""
+    """Array ``a`` itself, or, when NumPy allocated it without elements (zeroing its strides),
+    an empty array of its shape holding torch's C-order strides (:func:`strides_of`), which a
+    later transpose or permute keeps as torch's does: what a factory hands its tensor."""
     if a.size or a.base is not None or any(a.strides):
         return a
     return _empty_view(a.shape, _c_strides(a.shape), a.dtype)

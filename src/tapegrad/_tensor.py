@@ -144,8 +144,9 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim=None):
-        """The strides in elements, as torch's (an empty tensor's too: C order's, each dim
-        counting as at least 1, unless it is a view that kept others)."""
+        """The strides in elements, as torch's. An empty tensor's too: C order's, each dim
+        counting as at least 1 (``empty(0, 3).stride() == (3, 1)``), its base's for a slice or
+        transpose, zeros for an expanded one."""
         st = strides_of(self._data)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
 
