@@ -324,3 +324,15 @@ def test_reduction_nodes_by_hand_strides_as_torch(name):
 def test_mean_node_by_hand_is_c_order_without_torch():
     r = tg.ones(2, 3, requires_grad=True).mean().grad_fn(tg.tensor(1.0))
     assert r.stride() == (3, 1) and r.is_contiguous()
+
+
+def _mean_history(L):
+    g = L.tensor(1.0, requires_grad=True)
+    r = L.ones(2, 3, requires_grad=True).mean().grad_fn(g)
+    r1 = L.ones(2, 3, requires_grad=True).mean(1).grad_fn(L.ones(2, requires_grad=True))
+    return [(type(t.grad_fn).__name__, t.stride()) for t in (r, r1)]
+
+
+def test_mean_node_by_hand_records_torchs_formula():
+    torch = pytest.importorskip("torch")
+    assert _mean_history(tg) == _mean_history(torch)

@@ -220,9 +220,10 @@ def call_direct(node, grads):
     when no gradient is given. TypeError, as torch, unless given one gradient (a Tensor or
     None) per differentiable output (max(dim)'s, sort's and topk's indices take none); the
     node's own check (``_check_direct``: softmax's RuntimeError for a gradient whose dtype or
-    shape is not its output's) runs first. A node whose formula returns a broadcast view where
-    torch's returns a new tensor (``_dense_by_hand``: mean's) returns a C-order copy, with
-    torch's strides."""
+    shape is not its output's) runs first. An op whose backward takes a cheaper route than
+    torch's formula, with another layout, runs torch's as written (``_backward_by_hand``:
+    mean's, whose backward expands a 0-d quotient where torch divides after expanding, giving
+    a new C-order tensor recorded as DivBackward1)."""
     meta = node._out_meta
     diff = [k for k, m in enumerate(meta) if m is not None] if meta is not None else [0]
     n = len(diff)
@@ -239,9 +240,10 @@ def call_direct(node, grads):
     full = [None] * node._n_out
     for k, g in zip(diff, grads):
         full[k] = g
-    dense = node._forward_cls._dense_by_hand
-    return [None if g is None or edges[4 * i] is None else g.contiguous() if dense else g
-            for i, g in enumerate(_run_formula(node, full))]
+    by_hand = node._forward_cls._backward_by_hand
+    # (an op with one output: a gradient was given, none to make of zeros)
+    res = _run_formula(node, full) if by_hand is None else _fix_count(node, by_hand(node, *full))
+    return [None if g is None or edges[4 * i] is None else g for i, g in enumerate(res)]
 
 
 def accumulate_direct(node, grads):

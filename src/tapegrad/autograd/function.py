@@ -128,9 +128,10 @@ class Function:
     # a built-in op's check of the gradients its node is called with by hand, before its
     # formula: check(node, grads) raising as torch's kernel does (engine.call_direct)
     _check_direct = None
-    # a built-in op whose formula returns a broadcast view where torch's returns a new C-order
-    # tensor: its node called by hand returns a C-order copy (engine.call_direct)
-    _dense_by_hand = False
+    # a built-in op's derivative as torch's formula is written, run when its node is called by
+    # hand, where backward takes a cheaper route whose result is laid out otherwise (what only
+    # a hand call shows); one-output ops only: backward_by_hand(ctx, g) (engine.call_direct)
+    _backward_by_hand = None
 
     def __init_subclass__(cls, name: str | None = None, scalar_edges: int | None = None,
                           view: bool | None = None, nondiff: tuple | None = None, **kwargs):

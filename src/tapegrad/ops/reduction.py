@@ -139,22 +139,25 @@ class MeanAll(ArrayFunction, name="MeanBackward0"):
         ctx.in_shape, ctx.n = x.shape, x.size
         return np.asarray(x.mean() if x.size else np.array(np.nan, x.dtype)).astype(x.dtype)
 
-    # torch divides after expanding, so its gradient is a new C-order tensor; dividing first
-    # and expanding the 0-d quotient (a broadcast view) saves the division's full-size pass, and
-    # the view's layout shows only when the node is called by hand (engine.call_direct)
-    _dense_by_hand = True
-
     @staticmethod
     def backward(ctx, g):
         if ctx.n == 0:  # empty input: nothing to divide (g / 0 would make double backward nan)
             return Expand.apply(g, ctx.in_shape)
+        # (the 0-d quotient expanded, a broadcast view: torch divides after expanding, a
+        # full-size pass and array, which a backward then copies or reads; see backward_by_hand)
         return Expand.apply(g / ctx.n, ctx.in_shape)
+
+    @staticmethod
+    def _backward_by_hand(ctx, g):
+        """torch's formula as written (a new C-order gradient, DivBackward1), for the node
+        called by hand, where backward's broadcast view would show."""
+        from .pointwise import DivScalar
+        g = Expand.apply(g, ctx.in_shape)
+        return DivScalar.apply(g, ctx.n) if ctx.n else g
 
 
 class MeanDim(ArrayFunction, name="MeanBackward1"):
     """Mean over ``axes``. derivatives.yaml mean_backward: expanded grad / count."""
-
-    _dense_by_hand = True    # (see MeanAll)
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -171,6 +174,13 @@ class MeanDim(ArrayFunction, name="MeanBackward1"):
         # an empty reduction (n == 0) expands to an empty gradient: no division (see MeanAll)
         return _expand_back(g / ctx.n if ctx.n else g, ctx.in_shape, ctx.axes, ctx.keepdim), \
             None, None
+
+    @staticmethod
+    def _backward_by_hand(ctx, g):
+        """torch's formula as written, divided after expanding (see MeanAll)."""
+        from .pointwise import DivScalar
+        g = _expand_back(g, ctx.in_shape, ctx.axes, ctx.keepdim)
+        return (DivScalar.apply(g, ctx.n) if ctx.n else g), None, None
 
 
 @op("mean")
