@@ -49,7 +49,7 @@ def is_tensor(obj):
 
 def __getattr__(name):
     import importlib
-    if name in ("nn", "optim", "testing", "examples", "utils", "special"):
+    if name in ("nn", "optim", "testing", "examples", "utils", "special", "linalg"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("save", "load"):  # tapegrad.save / tapegrad.load (utils/serialization.py)
         return getattr(importlib.import_module(".utils.serialization", __name__), name)

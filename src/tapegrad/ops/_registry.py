@@ -8,11 +8,13 @@ from __future__ import annotations
 PUBLIC: dict = {}    # tapegrad.NAME -> function
 METHODS: dict = {}   # Tensor.NAME -> function
 FUNCTIONAL: dict = {}  # tapegrad.nn.functional.NAME -> function
+LINALG: dict = {}      # tapegrad.linalg.NAME -> function
 
 
 def op(name: str | None = None, *, method: bool | str = True, namespace: bool = True,
-       functional: bool = False, aliases: tuple = ()):
-    """Register a public op. ``method``: also a Tensor method (True: same name; a str: that name)."""
+       functional: bool = False, aliases: tuple = (), linalg: str | None = None):
+    """Register a public op. ``method``: also a Tensor method (True: same name; a str: that name).
+    ``linalg``: also ``tapegrad.linalg.<linalg>`` (``inverse`` is ``linalg.inv``)."""
     def deco(fn):
         from .._tensor import Tensor
         n = name or fn.__name__
@@ -22,6 +24,8 @@ def op(name: str | None = None, *, method: bool | str = True, namespace: bool = 
                 PUBLIC[a] = fn
         if functional:
             FUNCTIONAL[n] = fn
+        if linalg:
+            LINALG[linalg] = fn
         if method:
             m = n if method is True else method
             METHODS[m] = fn

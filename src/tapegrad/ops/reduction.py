@@ -804,6 +804,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif isinstance(p, str):
         raise NotImplementedError(f"norm(p='{p}'): matrix norms are not supported by tapegrad")
+    return vector_norm_checked(input, p, dim, keepdim, dtype)
+
+
+def vector_norm_checked(input, p, dim, keepdim, dtype):
+    """:class:`VectorNorm` of ``input`` after torch's linalg.vector_norm checks (shared by
+    ``tapegrad.norm`` and ``tapegrad.linalg.vector_norm``)."""
     names = _dtype.SCALAR_NAMES
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "

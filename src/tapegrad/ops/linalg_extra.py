@@ -1,0 +1,632 @@
+"""Dense linear algebra of torch.linalg on (*, n, n) batches: inv/inv_ex, det, slogdet, logdet,
+solve, cholesky/cholesky_ex, matrix_power, vector_norm, matrix_norm and norm. They appear in
+``tapegrad.linalg`` (registered with ``linalg=``) and, where torch has them, at the top level and
+as Tensor methods (``inverse``, ``det``, ``logdet``, ``slogdet``, ``cholesky``, ``matrix_power``).
+
+Derivatives (derivatives.yaml, real case): linalg_inv_ex: -A^{-T} grad A^{-T}; linalg_det:
+linalg_det_backward; linalg_slogdet: slogdet_backward (logabsdet only; the sign has none);
+linalg_solve_ex: linalg_solve_backward; linalg_cholesky_ex and cholesky: cholesky_backward;
+logdet, matrix_power and the matrix norms are composites, as in torch. A backward that needs a
+solve uses :class:`Solve` itself, so double backward follows from the same formulas.
+
+Factorizations run in NumPy's LAPACK (no SciPy). Where torch reports LAPACK's ``info`` (the
+first zero pivot of an LU, the order of the first leading minor that is not positive-definite),
+it is recomputed here only when NumPy reports a failure.
+"""
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.function import ArrayFunction
+from ..autograd.grad_mode import state as _grad_state
+from ._registry import op
+from ._util import Tensor, _make, _wrap_dim
+from .reduction import amax, amin, vector_norm_checked
+
+__all__ = ["LinAlgError"]
+
+
+class LinAlgError(RuntimeError):
+    """A matrix a linear-algebra op cannot handle: singular for inv/solve, not positive-definite
+    for cholesky (torch.linalg.LinAlgError, also a RuntimeError)."""
+
+
+LinAlgError.__module__ = "tapegrad.linalg"
+
+_return_types = {}
+
+
+def _return_type(name, fields):
+    """The named tuple torch.return_types.<name> with these fields, with torch's repr."""
+    rt = _return_types.get(name)
+    if rt is None:
+        rt = collections.namedtuple(name, fields)
+        rt.__module__ = "tapegrad.return_types"
+        rt.__repr__ = lambda self: (f"tapegrad.return_types.{name}(\n" + ",\n".join(
+            f"{f}={v!r}" for f, v in zip(fields, self)) + ")")
+        _return_types[name] = rt
+    return rt
+
+
+# ---- checks -------------------------------------------------------------------------------------
+def _dtype_name(a):
+    return _dtype.scalar_name(a.dtype)
+
+
+def _check_square(A, name, low_precision=None):
+    """torch's checks, in torch's order: at least 2-D, square, floating. ``low_precision``: how
+    the op refuses float16 ("lu_cpu": NotImplementedError naming that kernel; "msg": torch's
+    "Low precision dtypes not supported" RuntimeError)."""
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    _check_float(a, name, low_precision)
+
+
+def _check_float(a, name, low_precision):
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtype_name(a)}")
+    if a.dtype == np.float16:
+        if low_precision == "msg":
+            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
+        raise NotImplementedError(f"\"{low_precision}\" not implemented for 'Half'")
+
+
+def _batch_prefix(a, k):
+    return f"(Batch element {k}): " if a.ndim > 2 else ""
+
+
+def _lu_info(m):
+    """LAPACK getrf's info for one n x n matrix: 1 + the index of the first exactly zero pivot
+    of its LU with partial pivoting, or 0."""
+    m = np.array(m, dtype=m.dtype, copy=True)
+    n = m.shape[-1]
+    info = 0
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(m[k:, k])))
+        m[[k, p]] = m[[p, k]]
+        if m[k, k] == 0:
+            info = info or k + 1
+            continue
+        m[k + 1:, k] /= m[k, k]
+        m[k + 1:, k + 1:] -= np.outer(m[k + 1:, k], m[k, k + 1:])
+    return info
+
+
+def _inv_batch(a):
+    """(inverse, info) of the (*, n, n) array ``a``: info (int32, batch shape) is LAPACK's for
+    the matrices NumPy found singular, whose inverse is NaN (torch leaves LAPACK's partial
+    result there, which ``inv_ex`` documents as unspecified)."""
+    try:
+        return np.linalg.inv(a), np.zeros(a.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        pass
+    n = a.shape[-1]
+    flat = a.reshape(-1, n, n)
+    out = np.empty_like(flat)
+    info = np.zeros(len(flat), np.int32)
+    for k, m in enumerate(flat):
+        try:
+            out[k] = np.linalg.inv(m)
+        except np.linalg.LinAlgError:
+            out[k] = np.nan
+            # (our LU may round a pivot to nonzero where LAPACK's was zero: then blame the last)
+            info[k] = _lu_info(m) or n
+    return out.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _raise_singular_inv(a, info, name):
+    k = int(np.flatnonzero(info.reshape(-1))[0])
+    raise LinAlgError(f"{name}: {_batch_prefix(a, k)}The diagonal element "
+                      f"{int(info.reshape(-1)[k])} is zero, the inversion could not be completed "
+                      f"because the input matrix is singular.")
+
+
+def _inv_t_or_nan(a):
+    """A^{-T} for each matrix of ``a``, NaN for a singular one (where torch's LU solve divides
+    by a zero pivot)."""
+    return np.swapaxes(_inv_batch(a)[0], -1, -2)
+
+
+def _expand_diag(v, n):
+    """diag_embed of ``v`` (batch shape) repeated n times: v * I, a differentiable (*, n, n)."""
+    return v.unsqueeze(-1).expand(*v.shape, n).diag_embed()
+
+
+# ---- inv ----------------------------------------------------------------------------------------
+class InvEx(ArrayFunction, name="LinalgInvExBackward0"):
+    """(A^{-1}, info) of a (*, n, n) batch; info is int32 and has no gradient. derivatives.yaml
+    linalg_inv_ex: A: -A^{-H} grad A^{-H} (from the saved inverse)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        inv, info = _inv_batch(a)
+        ctx.save_for_backward(inv)
+        ctx.mark_non_differentiable(info)
+        return inv, info
+
+    @staticmethod
+    def backward(ctx, g, _ginfo=None):
+        inv, = ctx.saved_tensors
+        it = inv.mT
+        return -(it @ (g @ it))
+
+
+def _inv_ex(A, check_errors, name):
+    _check_square(A, "linalg.inv", "msg")
+    inv, info = InvEx.apply(A)
+    if check_errors and info._data.any():
+        _raise_singular_inv(A._data, info._data, name)
+    return inv, info
+
+
+@op("inverse", linalg="inv")
+def inverse(input):
+    """The inverse of each matrix of a (*, n, n) float32/float64 batch, of the same shape and
+    dtype (0 x 0: empty). Also ``tapegrad.linalg.inv``, ``Tensor.inverse``.
+    LinalgInvExBackward0 (derivatives.yaml linalg_inv_ex: -A^{-H} grad A^{-H}).
+
+    Raises RuntimeError for fewer than 2 dims, non-square or non-floating input (float16:
+    "Low precision dtypes not supported"); LinAlgError (a RuntimeError) for a singular matrix
+    (an exactly zero LU pivot), naming the batch element and the pivot as torch."""
+    return _inv_ex(input, True, "linalg.inv")[0]
+
+
+@op("inv_ex", method=False, namespace=False, linalg="inv_ex")
+def inv_ex(A, *, check_errors=False):
+    """Named tuple ``(inverse, info)``: :func:`inverse` without the singularity error unless
+    ``check_errors``; info (int32, the batch shape) is LAPACK's getrf info, nonzero for a
+    singular matrix, whose inverse is then unspecified (NaN here). LinalgInvExBackward0.
+
+    Raises as :func:`inverse` (LinAlgError only with ``check_errors=True``)."""
+    inv, info = _inv_ex(A, check_errors, "linalg.inv_ex")
+    return _return_type("linalg_inv_ex", ("inverse", "info"))(inv, info)
+
+
+# ---- solve --------------------------------------------------------------------------------------
+class Solve(ArrayFunction, name="LinalgSolveExBackward0"):
+    """X with A X = B, batch dims broadcast; ``vector``: B holds vectors (*, n). derivatives.yaml
+    linalg_solve_ex (linalg_solve_backward, left=True): gB = A^{-H} gX, gA = -gB X^H."""
+
+    @staticmethod
+    def forward(ctx, a, b, vector):
+        bm = b[..., None] if vector else b
+        batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+        a_ = np.broadcast_to(a, batch + a.shape[-2:])
+        bm = np.broadcast_to(bm, batch + bm.shape[-2:])
+        try:
+            x = np.linalg.solve(a_, bm)
+        except np.linalg.LinAlgError:
+            raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
+                              "is singular.") from None
+        if vector:
+            x = x[..., 0]
+        ctx.vector = vector
+        ctx.save_for_backward(a, x if ctx.needs(0) else None)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        a, x = ctx.saved_tensors
+        vector = ctx.vector
+        gb = Solve.apply(a.mT, g, vector)
+        ga = None
+        if ctx.needs(0):
+            ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-2)) if vector else -(gb @ x.mT)
+        return ga, (gb if ctx.needs(1) else None), None
+
+
+@op("solve", method=False, namespace=False, linalg="solve")
+def solve(A, B, *, left=True):
+    """X with A X = B for A (*, n, n) and B (*, n, k), or B (n,) / A's batch + (n,) for vectors
+    (batch dims broadcast; the result has the broadcast batch). Same floating dtype for both.
+    LinalgSolveExBackward0 (derivatives.yaml linalg_solve_ex: gB = A^{-H} gX, gA = -gB X^H).
+
+    Raises RuntimeError for non-floating or different dtypes, non-square A, shapes that do not
+    fit; LinAlgError for a singular A; NotImplementedError for ``left=False`` (X A = B)."""
+    a, b = A._data, B._data
+    _check_float(a, "linalg.solve", "lu_cpu")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_dtype_name(a)} and B of type {_dtype_name(b)} instead")
+    if not left:
+        raise NotImplementedError("linalg.solve(left=False) is not supported by tapegrad: solve "
+                                  "A.mT X.mT = B.mT instead")
+    if a.ndim < 2:
+        raise RuntimeError("linalg.solve: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.solve: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    # torch's linalg_solve_is_vector_rhs
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    n = a.shape[-1]
+    rows = b.shape[-1] if vector else (b.shape[-2] if b.ndim >= 2 else None)
+    if rows != n:
+        cols = "" if vector else f"x{b.shape[-1]}"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = "
+                           f"B ({n}x{n} and {rows}{cols})")
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-1 if vector else -2])
+    except ValueError:
+        raise RuntimeError(f"linalg.solve: the batch shapes of A {list(a.shape[:-2])} and B "
+                           f"{list(b.shape[:-1 if vector else -2])} cannot be broadcast") from None
+    return Solve.apply(A, B, vector)
+
+
+# ---- det / slogdet / logdet ---------------------------------------------------------------------
+def _cofactors(A):
+    """The cofactor matrix of each matrix of A (det(A) A^{-T} when A is invertible), from the
+    determinants of the (n-1) x (n-1) minors, so it is differentiable at singular matrices too."""
+    n = A.shape[-1]
+    if n <= 1:
+        return _make(np.ones_like(A._data))
+    r = np.array([[j for j in range(n) if j != i] for i in range(n)])
+    minors = A[..., r[:, None, :, None], r[None, :, None, :]]
+    sign = (-1.0) ** np.add.outer(np.arange(n), np.arange(n))
+    return Det.apply(minors) * _make(sign.astype(A._data.dtype))
+
+
+class Det(ArrayFunction, name="LinalgDetBackward0"):
+    """det of each matrix of a (*, n, n) batch (1 for 0 x 0). derivatives.yaml linalg_det
+    (linalg_det_backward): grad * det * A^{-H}, with torch's two paths. Plain backward: the LU
+    solve with zero pivots replaced by eps, which is 0 where det is exactly 0. With create_graph:
+    solve(A^H, grad * det * I), or where |det| < 100 eps the cofactor matrix (torch: from the
+    SVD; here from the minors' determinants, the same matrix)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        d = np.asarray(np.linalg.det(a), dtype=a.dtype)
+        ctx.save_for_backward(a, d)
+        return d
+
+    @staticmethod
+    def backward(ctx, g):
+        A, det = ctx.saved_tensors
+        if not _grad_state.grad_enabled:
+            a, d = A._data, det._data
+            gd = (g._data * d).reshape(-1)
+            n = a.shape[-1]
+            flat = a.reshape(-1, n, n)
+            out = np.zeros_like(flat)
+            ok = gd != 0
+            if ok.any():
+                out[ok] = gd[ok, None, None] * _inv_t_or_nan(flat[ok])
+            return _make(out.reshape(a.shape))
+        eps = np.finfo(A._data.dtype).eps
+        if (np.abs(det._data) < 100 * eps).any():
+            return g.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
+        return Solve.apply(A.mT, _expand_diag(g * det, A.shape[-1]), False)
+
+
+@op("det", linalg="det")
+def det(input):
+    """Determinant of each matrix of a (*, n, n) float32/float64 batch: shape (*), the input's
+    dtype; 1 for 0 x 0; 0 (with a finite gradient, as torch's) for a singular matrix. Also
+    ``tapegrad.linalg.det``, ``Tensor.det``. LinalgDetBackward0 (derivatives.yaml linalg_det,
+    see :class:`Det`).
+
+    Raises RuntimeError for fewer than 2 dims, non-square or non-floating input;
+    NotImplementedError for float16 (torch's "lu_cpu")."""
+    _check_square(input, "linalg.det", "lu_cpu")
+    return Det.apply(input)
+
+
+class Slogdet(ArrayFunction, name="LinalgSlogdetBackward0"):
+    """(sign, log|det|) of each matrix (sign 0 and -inf for a singular one). derivatives.yaml
+    linalg_slogdet (slogdet_backward, real case): A: grad_logabsdet * A^{-H}; the sign gets none."""
+
+    @staticmethod
+    def forward(ctx, a):
+        sign, logabs = np.linalg.slogdet(a)
+        ctx.save_for_backward(a)
+        return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
+
+    @staticmethod
+    def backward(ctx, _gsign, glog):
+        A, = ctx.saved_tensors
+        if not _grad_state.grad_enabled:
+            return _make(glog._data[..., None, None] * _inv_t_or_nan(A._data))
+        return Solve.apply(A.mT, _expand_diag(glog, A.shape[-1]), False)
+
+
+def _slogdet(A, name):
+    _check_square(A, name, "msg")
+    return Slogdet.apply(A)
+
+
+@op("slogdet")
+def slogdet(input):
+    """Named tuple ``(sign, logabsdet)`` of each matrix of a (*, n, n) float32/float64 batch:
+    det = sign * exp(logabsdet); sign 0 and logabsdet -inf for a singular matrix; (1, 0) for
+    0 x 0. Also ``Tensor.slogdet``; ``tapegrad.linalg.slogdet`` is the same with torch's
+    linalg_slogdet tuple type. LinalgSlogdetBackward0 on both outputs (derivatives.yaml
+    linalg_slogdet: grad_logabsdet * A^{-H}).
+
+    Raises RuntimeError for fewer than 2 dims, non-square, non-floating or float16 input."""
+    return _return_type("slogdet", ("sign", "logabsdet"))(*_slogdet(input, "linalg.slogdet"))
+
+
+@op("slogdet", method=False, namespace=False, linalg="slogdet")
+def linalg_slogdet(A):
+    """:func:`slogdet` as torch.linalg.slogdet (tuple type linalg_slogdet)."""
+    return _return_type("linalg_slogdet", ("sign", "logabsdet"))(*_slogdet(A, "linalg.slogdet"))
+
+
+@op("logdet")
+def logdet(input):
+    """log det of each matrix of a (*, n, n) float32/float64 batch: NaN where det < 0, -inf
+    where it is 0. A composite as torch's: where(sign == -1, nan, logabsdet) of slogdet
+    (WhereBackward0 over LinalgSlogdetBackward0).
+
+    Raises RuntimeError for fewer than 2 dims, non-square, non-floating or float16 input."""
+    from .pointwise import where
+    sign, logabs = _slogdet(input, "logdet")
+    return where(sign == -1.0, float("nan"), logabs)
+
+
+# ---- cholesky -----------------------------------------------------------------------------------
+def _cholesky_batch(a, upper):
+    """(factor, info) for a (*, n, n) array: L from A's lower triangle (U from its upper one,
+    as LAPACK's potrf); info (int32, batch shape) is the order of the first leading minor that
+    is not positive-definite, where the factor is NaN (torch leaves LAPACK's partial result)."""
+    m = np.swapaxes(a, -1, -2) if upper else a
+    try:
+        f, info = np.linalg.cholesky(m), np.zeros(a.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        n = a.shape[-1]
+        flat = m.reshape(-1, n, n)
+        f = np.empty_like(flat)
+        info = np.zeros(len(flat), np.int32)
+        for k, mk in enumerate(flat):
+            try:
+                f[k] = np.linalg.cholesky(mk)
+            except np.linalg.LinAlgError:
+                f[k] = np.nan
+                info[k] = next((j for j in range(1, n + 1) if not _is_pd(mk[:j, :j])), n)
+        f, info = f.reshape(a.shape), info.reshape(a.shape[:-2])
+    return (np.swapaxes(f, -1, -2) if upper else f), info
+
+
+def _is_pd(m):
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+class CholeskyEx(ArrayFunction, name="LinalgCholeskyExBackward0"):
+    """(L, info) with A = L L^H (``upper``: U with A = U^H U); info int32, no gradient.
+    derivatives.yaml linalg_cholesky_ex: cholesky_backward(grad, upper, L) (Iain Murray, 2016)."""
+
+    @staticmethod
+    def forward(ctx, a, upper):
+        f, info = _cholesky_batch(a, upper)
+        ctx.upper = upper
+        ctx.save_for_backward(f)
+        ctx.mark_non_differentiable(info)
+        return f, info
+
+    @staticmethod
+    def backward(ctx, g, _ginfo=None):
+        L, = ctx.saved_tensors
+        if ctx.upper:
+            L, g = L.mT, g.mT
+        # tril(L^H gL) only sees tril(gL), so gL needs no masking
+        ga = (L.mT @ g).tril()
+        ga = 0.5 * (ga + ga.tril(-1).mT)
+        # the two triangular solves of torch's formula: L^{-H} ga, then (.) L^{-1}
+        ga = Solve.apply(L.mT, ga, False)
+        return Solve.apply(L.mT, ga.mT, False).mT, None
+
+
+class Cholesky(CholeskyEx, name="CholeskyBackward0"):
+    """:class:`CholeskyEx` recorded as torch.cholesky's CholeskyBackward0 (derivatives.yaml
+    cholesky: cholesky_backward)."""
+
+
+def _cholesky(A, upper, name, cls):
+    _check_square(A, name, "cholesky_cpu")
+    f, info = cls.apply(A, bool(upper))
+    return f, info
+
+
+def _raise_not_pd(a, info, name):
+    k = int(np.flatnonzero(info.reshape(-1))[0])
+    raise LinAlgError(f"{name}: {_batch_prefix(a, k)}The factorization could not be completed "
+                      f"because the input is not positive-definite (the leading minor of order "
+                      f"{int(info.reshape(-1)[k])} is not positive-definite).")
+
+
+@op("cholesky", method=False, namespace=False, linalg="cholesky")
+def linalg_cholesky(A, *, upper=False):
+    """L with A = L L^T for a (*, n, n) symmetric positive-definite float32/float64 batch, from
+    A's lower triangle (``upper=True``: U = L^T with A = U^T U, from the upper triangle).
+    LinalgCholeskyExBackward0 (derivatives.yaml linalg_cholesky_ex: cholesky_backward).
+
+    Raises RuntimeError for fewer than 2 dims, non-square or non-floating input;
+    NotImplementedError for float16 (torch's "cholesky_cpu"); LinAlgError for a matrix that is
+    not positive-definite, naming the batch element and the leading minor as torch."""
+    f, info = _cholesky(A, upper, "linalg.cholesky", CholeskyEx)
+    if info._data.any():
+        _raise_not_pd(A._data, info._data, "linalg.cholesky")
+    return f
+
+
+@op("cholesky_ex", method=False, namespace=False, linalg="cholesky_ex")
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """Named tuple ``(L, info)``: :func:`linalg_cholesky` without the positive-definiteness
+    error unless ``check_errors``; info (int32, batch shape) is the order of the first leading
+    minor that is not positive-definite (0: success), L is then unspecified (NaN here).
+    LinalgCholeskyExBackward0."""
+    f, info = _cholesky(A, upper, "linalg.cholesky", CholeskyEx)
+    if check_errors and info._data.any():
+        _raise_not_pd(A._data, info._data, "linalg.cholesky_ex")
+    return _return_type("linalg_cholesky_ex", ("L", "info"))(f, info)
+
+
+@op("cholesky")
+def cholesky(input, upper=False):
+    """torch.cholesky (deprecated for linalg.cholesky, with torch's UserWarning): L of
+    :func:`linalg_cholesky`, or U = L^T with ``upper=True``. Also ``Tensor.cholesky``.
+    CholeskyBackward0 (derivatives.yaml cholesky: cholesky_backward).
+
+    Raises as linalg.cholesky with the "cholesky" prefix, except NotImplementedError ("cholesky_cpu")
+    for any non-floating input, as torch."""
+    warnings.warn(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+        "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
+        "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
+        "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
+        "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
+    a = input._data
+    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and a.dtype.kind != "f":
+        raise NotImplementedError(f"\"cholesky_cpu\" not implemented for '{_dtype_name(a)}'")
+    f, info = _cholesky(input, upper, "cholesky", Cholesky)
+    if info._data.any():
+        _raise_not_pd(a, info._data, "cholesky")
+    return f
+
+
+# ---- matrix_power -------------------------------------------------------------------------------
+@op("matrix_power", linalg="matrix_power")
+def matrix_power(input, n):
+    """A^n for each matrix of a (*, m, m) batch and an integer n, as torch's composite: n = 0
+    the identity (CopyBackwards, zero gradient), n = 1 a clone, n < 0 powers of
+    :func:`inverse` (floating input only), otherwise repeated squaring with matmul (MmBackward0
+    / the matmul nodes). Integer input works for n >= 0. Also ``tapegrad.linalg.matrix_power``,
+    ``Tensor.matrix_power``.
+
+    Raises RuntimeError for fewer than 2 dims or non-square input; inverse's errors for n < 0;
+    TypeError for a non-integer n."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not "
+                        f"{type(n).__name__}")
+    a = input._data
+    if a.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {a.shape[-2]} by {a.shape[-1]} matrices")
+    n = int(n)
+    if n == 0:
+        # a clone copied over, so the result is in the graph (with a zero gradient) as torch's
+        return input.clone().copy_(_make(np.eye(a.shape[-1], dtype=a.dtype)))
+    if n == 1:
+        return input.clone()
+    x = inverse(input) if n < 0 else input
+    n = abs(n)
+    if n == 2:
+        return x @ x
+    if n == 3:
+        return (x @ x) @ x
+    z = result = None
+    while n > 0:     # binary powering from the least significant bit, as torch
+        bit, n = n % 2, n // 2
+        z = x if z is None else z @ z
+        if bit:
+            result = z if result is None else result @ z
+    return result
+
+
+# ---- norms --------------------------------------------------------------------------------------
+@op("vector_norm", method=False, namespace=False, linalg="vector_norm")
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's name
+    """The ord-norm of ``x`` as a vector: over all elements (dim=None) or over ``dim`` (int or
+    tuple); ord any number, inf (max |x|), -inf (min |x|), 0 (count of nonzeros, no gradient).
+    ``dtype``: compute in that floating dtype (no narrowing). LinalgVectorNormBackward0
+    (derivatives.yaml linalg_vector_norm: linalg_vector_norm_backward).
+
+    Raises RuntimeError for non-floating input or a non-floating / narrowing ``dtype``;
+    IndexError for a dim out of range."""
+    return vector_norm_checked(x, ord, dim, keepdim, dtype)
+
+
+def _matrix_dims(A, dim, name):
+    nd = A._data.ndim
+    if isinstance(dim, (int, np.integer)) or len(dim) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in np.atleast_1d(dim))}")
+    d0, d1 = (_wrap_dim(int(d), nd, name) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+@op("matrix_norm", method=False, namespace=False, linalg="matrix_norm")
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
+    """The ord-norm of each matrix over dims ``dim`` (default the last two): 'fro' (vector
+    2-norm of the entries: LinalgVectorNormBackward0), 1 / -1 (max / min column abs-sum), inf /
+    -inf (max / min row abs-sum): a composite as torch's, amax/amin (AmaxBackward0,
+    AminBackward0) of a 1-norm vector_norm. ``keepdim``: keep both dims as size 1.
+
+    Raises RuntimeError for fewer than 2 dims, non-floating input, an unsupported order or a
+    bad ``dim``; NotImplementedError for 'nuc', 2 and -2 (they need singular values, which
+    tapegrad does not compute)."""
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_dtype_name(a)}")
+    d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
+    if isinstance(ord, str):
+        if ord == "fro":
+            return vector_norm_checked(A, 2, (d0, d1), keepdim, dtype)
+        if ord == "nuc":
+            raise NotImplementedError("linalg.matrix_norm(ord='nuc') is not supported by "
+                                      "tapegrad (it needs singular values)")
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if abs(ord) == 2:
+        raise NotImplementedError(f"linalg.matrix_norm(ord={ord}) is not supported by tapegrad "
+                                  f"(it needs singular values)")
+    if abs(ord) not in (1, np.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {_fmt_ord(ord)} not supported.")
+    if abs(ord) == np.inf:   # the inf-norm is the 1-norm of the transpose
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    col = vector_norm_checked(A, 1, d0, keepdim, dtype)
+    return (amax if ord > 0 else amin)(col, d1, keepdim)
+
+
+def _fmt_ord(o):
+    """A Scalar as torch prints it in a message: 3, 1.5, inf."""
+    if isinstance(o, float) and o.is_integer():
+        return str(int(o))
+    return str(o)
+
+
+@op("norm", method=False, namespace=False, linalg="norm")
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's name
+    """torch.linalg.norm: with ``ord`` None, the vector 2-norm over ``dim`` (all elements when
+    None); with ``ord`` a string, :func:`matrix_norm` over ``dim`` (default (0, 1)); with ``ord``
+    a number, :func:`matrix_norm` when ``dim`` has 2 entries or is None on a 2-D input, else
+    :func:`vector_norm`.
+
+    Raises RuntimeError for a ``dim`` of another length, for ``ord`` without ``dim`` on an input
+    that is not 1-D or 2-D, and the errors of the norm it calls."""
+    nd = A._data.ndim
+    if dim is not None:
+        dl = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        if len(dl) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 1 or 2. "
+                               f"Got {list(dl)}")
+    elif ord is not None and nd not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {nd}D.")
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    if ord is not None and ((dim is not None and len(dl) == 2) or (dim is None and nd == 2)):
+        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    return vector_norm_checked(A, 2 if ord is None else ord, dim, keepdim, dtype)
