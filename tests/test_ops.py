@@ -18,7 +18,7 @@ import pytest
 import tapegrad
 from tapegrad.autograd import gradcheck, gradgradcheck
 from tapegrad.ops import PUBLIC
-from tapegrad.ops._registry import FUNCTIONAL, METHODS
+from tapegrad.ops._registry import FUNCTIONAL, LINALG, METHODS
 from tapegrad.testing import (expected_node_name_differences, make_tensors, not_ops, op_db,
                               op_db_by_name)
 
@@ -211,6 +211,7 @@ def test_every_public_op_has_a_row():
     missing = sorted(n for n in PUBLIC if n not in covered)
     missing += sorted(f"nn.functional.{n}" for n in FUNCTIONAL
                       if f"nn.functional.{n}" not in covered)
+    missing += sorted(f"linalg.{n}" for n in LINALG if f"linalg.{n}" not in covered)
     assert not missing, f"public ops without an OpInfo row in tapegrad/testing/op_db.py: {missing}"
 
 

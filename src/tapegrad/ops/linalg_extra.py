@@ -80,6 +80,11 @@ def _check_float(a, name, low_precision):
         raise NotImplementedError(f"\"{low_precision}\" not implemented for 'Half'")
 
 
+def _batch_size(a):
+    """The number of matrices in a (*, n, n) array (reshape(-1, n, n) fails for n = 0)."""
+    return int(np.prod(a.shape[:-2], dtype=np.int64))
+
+
 def _batch_prefix(a, k):
     return f"(Batch element {k}): " if a.ndim > 2 else ""
 
@@ -110,7 +115,7 @@ def _inv_batch(a):
     except np.linalg.LinAlgError:
         pass
     n = a.shape[-1]
-    flat = a.reshape(-1, n, n)
+    flat = a.reshape(_batch_size(a), n, n)
     out = np.empty_like(flat)
     info = np.zeros(len(flat), np.int32)
     for k, m in enumerate(flat):
@@ -294,7 +299,7 @@ class Det(ArrayFunction, name="LinalgDetBackward0"):
             a, d = A._data, det._data
             gd = (g._data * d).reshape(-1)
             n = a.shape[-1]
-            flat = a.reshape(-1, n, n)
+            flat = a.reshape(_batch_size(a), n, n)
             out = np.zeros_like(flat)
             ok = gd != 0
             if ok.any():
@@ -382,7 +387,7 @@ def _cholesky_batch(a, upper):
         f, info = np.linalg.cholesky(m), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         n = a.shape[-1]
-        flat = m.reshape(-1, n, n)
+        flat = m.reshape(_batch_size(a), n, n)
         f = np.empty_like(flat)
         info = np.zeros(len(flat), np.int32)
         for k, mk in enumerate(flat):

@@ -126,8 +126,8 @@ def resolve(module, path):
 class OpInfo:
     """One op.
 
-    ``op``: the tapegrad callable (default: ``tapegrad.<name>``, or the ``nn.functional`` entry for
-    a ``nn.functional.X`` name). ``torch_op``: ``lambda torch: torch.exp``-style callable taking the
+    ``op``: the tapegrad callable (default: ``tapegrad.<name>``, or the ``nn.functional`` /
+    ``linalg`` entry for a ``nn.functional.X`` / ``linalg.X`` name). ``torch_op``: ``lambda torch: torch.exp``-style callable taking the
     torch module, or a dotted name path (default: ``name``). ``method``: call
     ``input.<method>(*args)`` in both frameworks instead (dunders, ``view``, ``to``, ...);
     ``attr``: read ``input.<attr>`` (``.T``). ``sample_inputs_func(make, dtype)`` builds the
@@ -157,9 +157,11 @@ class OpInfo:
             at = self.attr
             return lambda x: getattr(x, at)
         from ..ops import PUBLIC
-        from ..ops._registry import FUNCTIONAL
+        from ..ops._registry import FUNCTIONAL, LINALG
         if self.name.startswith("nn.functional."):
             return FUNCTIONAL[self.name.rsplit(".", 1)[1]]
+        if self.name.startswith("linalg."):
+            return LINALG[self.name.split(".", 1)[1]]
         return PUBLIC[self.name]
 
     def get_torch_op(self, torch):
@@ -1365,12 +1367,12 @@ op_db: list[OpInfo] = [
 
 # the rows of later op groups, each kept in its own module next to this one
 from . import (op_db_activations, op_db_binary_extra, op_db_bitwise, op_db_extra,  # noqa: E402
-               op_db_gamma, op_db_normalization, op_db_pooling, op_db_scatter, op_db_shape_extra,
-               op_db_special, op_db_special_extra, op_db_surface)
+               op_db_gamma, op_db_linalg, op_db_normalization, op_db_pooling, op_db_scatter,
+               op_db_shape_extra, op_db_special, op_db_special_extra, op_db_surface)
 
 _GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling, op_db_extra,
            op_db_binary_extra, op_db_surface, op_db_special_extra, op_db_bitwise, op_db_shape_extra,
-           op_db_gamma, op_db_special)
+           op_db_gamma, op_db_special, op_db_linalg)
 for _group in _GROUPS:
     op_db += _group.rows
 
