@@ -276,7 +276,7 @@ def _cofactors(A):
     r = np.array([[j for j in range(n) if j != i] for i in range(n)])
     minors = A[..., r[:, None, :, None], r[None, :, None, :]]
     sign = (-1.0) ** np.add.outer(np.arange(n), np.arange(n))
-    return Det.apply(minors) * _make(sign.astype(A._data.dtype))
+    return _MinorDet.apply(minors) * _make(sign.astype(A._data.dtype))
 
 
 class Det(ArrayFunction, name="LinalgDetBackward0"):
@@ -284,7 +284,10 @@ class Det(ArrayFunction, name="LinalgDetBackward0"):
     (linalg_det_backward): grad * det * A^{-H}, with torch's two paths. Plain backward: the LU
     solve with zero pivots replaced by eps, which is 0 where det is exactly 0. With create_graph:
     solve(A^H, grad * det * I), or where |det| < 100 eps the cofactor matrix (torch: from the
-    SVD; here from the minors' determinants, the same matrix)."""
+    SVD; here from the minors' determinants, the same matrix, whose derivative is then also
+    finite where torch's SVD formula is NaN: repeated singular values, e.g. the zero matrix)."""
+
+    exact = False
 
     @staticmethod
     def forward(ctx, a):
@@ -295,7 +298,7 @@ class Det(ArrayFunction, name="LinalgDetBackward0"):
     @staticmethod
     def backward(ctx, g):
         A, det = ctx.saved_tensors
-        if not _grad_state.grad_enabled:
+        if not (_grad_state.grad_enabled or ctx._forward_cls.exact):
             a, d = A._data, det._data
             gd = (g._data * d).reshape(-1)
             n = a.shape[-1]
@@ -309,6 +312,14 @@ class Det(ArrayFunction, name="LinalgDetBackward0"):
         if (np.abs(det._data) < 100 * eps).any():
             return g.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
         return Solve.apply(A.mT, _expand_diag(g * det, A.shape[-1]), False)
+
+
+class _MinorDet(Det, name="LinalgDetBackward0"):
+    """:class:`Det` of the minors inside :func:`_cofactors`: its gradient is always the true
+    cofactor matrix, as the second derivative of det needs (torch gets it from the SVD), never
+    the plain path's zero at a singular minor."""
+
+    exact = True
 
 
 @op("det", linalg="det")
@@ -563,7 +574,7 @@ def _matrix_dims(A, dim, name):
                            f"{' '.join(str(d) for d in np.atleast_1d(dim))}")
     d0, d1 = (_wrap_dim(int(d), nd, name) for d in dim)
     if d0 == d1:
-        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
+        raise RuntimeError(f"{name}: dims must be different. Got ({d0}, {d1})")
     return d0, d1
 
 
@@ -625,7 +636,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - t
     if dim is not None:
         dl = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
         if len(dl) not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 1 or 2. "
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                                f"Got {list(dl)}")
     elif ord is not None and nd not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
