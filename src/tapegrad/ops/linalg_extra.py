@@ -1,12 +1,13 @@
 """Dense linear algebra of torch.linalg on (*, n, n) batches: inv/inv_ex, det, slogdet, logdet,
-solve, cholesky/cholesky_ex, matrix_power, vector_norm, matrix_norm and norm. They appear in
+solve, cholesky/cholesky_ex, matrix_power, vector_norm, matrix_norm (with an internal SVD for
+'nuc', 2 and -2) and norm. They appear in
 ``tapegrad.linalg`` (registered with ``linalg=``) and, where torch has them, at the top level and
 as Tensor methods (``inverse``, ``det``, ``logdet``, ``slogdet``, ``cholesky``, ``matrix_power``).
 
 Derivatives (derivatives.yaml, real case): linalg_inv_ex: -A^{-T} grad A^{-T}; linalg_det:
 linalg_det_backward; linalg_slogdet: slogdet_backward (logabsdet only; the sign has none);
 linalg_solve_ex: linalg_solve_backward; linalg_cholesky_ex and cholesky: cholesky_backward;
-logdet, matrix_power and the matrix norms are composites, as in torch. A backward that needs a
+_linalg_svd: svd_backward; logdet, matrix_power and the matrix norms are composites, as in torch. A backward that needs a
 solve uses :class:`Solve` itself, so double backward follows from the same formulas.
 
 Factorizations run in NumPy's LAPACK (no SciPy). Where torch reports LAPACK's ``info`` (the
@@ -554,6 +555,79 @@ def matrix_power(input, n):
     return result
 
 
+# ---- singular values (the 'nuc', 2 and -2 matrix norms) -----------------------------------------
+class Svd(ArrayFunction, name="LinalgSvdBackward0"):
+    """The reduced SVD (U, S, Vh) of a (*, m, n) batch, S descending. derivatives.yaml
+    _linalg_svd: svd_backward (real case, distinct singular values assumed as in torch); outputs
+    that got no gradient are left out of the formula (not materialized as zeros, which would put
+    0 / 0 in the m != n terms of a rank-deficient matrix)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(u, s, vh)
+        return u, s, vh
+
+    @staticmethod
+    def backward(ctx, gu, gs, gvh):
+        U, S, Vh = ctx.saved_tensors
+        if gu is None and gs is None and gvh is None:
+            return None
+        m, n = U.shape[-2], Vh.shape[-1]
+        gv = None if gvh is None else gvh.mT
+        s2 = S * S
+        e = s2.unsqueeze(-2) - s2.unsqueeze(-1)
+        k = S.shape[-1]
+        # the diagonal of E is never used (the skew parts vanish there): 1 avoids 0 / 0
+        e = e + _make(np.eye(k, dtype=S._data.dtype))
+        uhgu = None if gu is None else _skew(U.mT @ gu)
+        vhgv = None if gv is None else _skew(Vh @ gv)
+        if uhgu is not None and vhgv is not None:
+            ga = (uhgu * S.unsqueeze(-2) + S.unsqueeze(-1) * vhgv) / e
+        elif uhgu is not None:
+            ga = uhgu / e * S.unsqueeze(-2)
+        elif vhgv is not None:
+            ga = S.unsqueeze(-1) * vhgv / e
+        else:
+            ga = None
+        if gs is not None:
+            ga = gs.diag_embed() if ga is None else ga + gs.diag_embed()
+        if m > n and gu is not None:
+            ga = U @ ga
+            gu_sinv = gu / S.unsqueeze(-2)
+            ga = (ga + gu_sinv - U @ (U.mT @ gu_sinv)) @ Vh
+        elif m < n and gv is not None:
+            ga = ga @ Vh
+            sinv_gvh = gvh / S.unsqueeze(-1)
+            ga = U @ (ga + sinv_gvh - (sinv_gvh @ Vh.mT) @ Vh)
+        else:
+            ga = U @ (ga @ Vh)
+        return ga
+
+
+def _skew(x):
+    return x - x.mT
+
+
+def _svdvals_norm(A, ord, d0, d1, keepdim, dtype):
+    """torch's 'nuc' / 2 / -2 matrix norm: the singular values of A with dims (d0, d1) moved to
+    the end, summed or reduced by amax / amin; keepdim puts the two dims back by a permute."""
+    from .reduction import sum as _sum
+    if dtype is not None:
+        A = A.to(dtype)
+    nd = A._data.ndim
+    perm = [d for d in range(nd) if d not in (d0, d1)] + [d0, d1]
+    s = Svd.apply(A.permute(*perm))[1]
+    if ord == "nuc":
+        r = _sum(s, -1, keepdim)
+    else:
+        r = (amax if ord > 0 else amin)(s, -1, keepdim)
+    if keepdim:
+        r = r.unsqueeze(-1).permute(*np.argsort(perm).tolist())
+    return r
+
+
 # ---- norms --------------------------------------------------------------------------------------
 @op("vector_norm", method=False, namespace=False, linalg="vector_norm")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's name
@@ -580,14 +654,16 @@ def _matrix_dims(A, dim, name):
 
 @op("matrix_norm", method=False, namespace=False, linalg="matrix_norm")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
-    """The ord-norm of each matrix over dims ``dim`` (default the last two): 'fro' (vector
-    2-norm of the entries: LinalgVectorNormBackward0), 1 / -1 (max / min column abs-sum), inf /
-    -inf (max / min row abs-sum): a composite as torch's, amax/amin (AmaxBackward0,
-    AminBackward0) of a 1-norm vector_norm. ``keepdim``: keep both dims as size 1.
+    """The ord-norm of each matrix over dims ``dim`` (default the last two), composites as
+    torch's: 'fro' (vector 2-norm of the entries: LinalgVectorNormBackward0); 1 / -1 (max / min
+    column abs-sum) and inf / -inf (max / min row abs-sum): amax / amin (AmaxBackward0,
+    AminBackward0) of a 1-norm vector_norm; 'nuc' (sum of the singular values: SumBackward1),
+    2 / -2 (largest / smallest singular value: amax / amin) of the singular values
+    (LinalgSvdBackward0, derivatives.yaml svd_backward). ``keepdim``: keep both dims as size 1
+    (for the singular-value norms through a permute, PermuteBackward0, as torch).
 
     Raises RuntimeError for fewer than 2 dims, non-floating input, an unsupported order or a
-    bad ``dim``; NotImplementedError for 'nuc', 2 and -2 (they need singular values, which
-    tapegrad does not compute)."""
+    bad ``dim``."""
     a = A._data
     if a.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
@@ -600,12 +676,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
         if ord == "fro":
             return vector_norm_checked(A, 2, (d0, d1), keepdim, dtype)
         if ord == "nuc":
-            raise NotImplementedError("linalg.matrix_norm(ord='nuc') is not supported by "
-                                      "tapegrad (it needs singular values)")
+            return _svdvals_norm(A, ord, d0, d1, keepdim, dtype)
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if abs(ord) == 2:
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord}) is not supported by tapegrad "
-                                  f"(it needs singular values)")
+        return _svdvals_norm(A, ord, d0, d1, keepdim, dtype)
     if abs(ord) not in (1, np.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {_fmt_ord(ord)} not supported.")
     if abs(ord) == np.inf:   # the inf-norm is the 1-norm of the transpose

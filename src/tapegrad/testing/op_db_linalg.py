@@ -112,11 +112,12 @@ def s_vector_norm(make, dt):
 
 def s_matrix_norm(make, dt):
     out = []
-    for o in ("fro", 1, -1, float("inf"), float("-inf")):
+    for o in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
         out += [S(make(3, 4), (o,), name=f"{o}"),
                 S(make(2, 3, 4), (o, (0, 2)), name=f"{o}_dims"),
                 S(make(2, 3, 4), (o, (-1, -3), True), name=f"{o}_swapped_keepdim")]
     return out + [S(make(2, 3, 3), name="default_batched"),
+                  S(make(4, 2), ("nuc",), name="nuc_tall"), S(make(2, 4), (2,), name="2_wide"),
                   S(make(2, 3), (), {"dtype": Attr("float64")}, name="dtype")]
 
 
@@ -124,6 +125,7 @@ def s_linalg_norm(make, dt):
     return [S(make(2, 3, 4), name="none_all"), S(make(3, 4), (1,), name="matrix_ord1"),
             S(make(4), (3,), name="vector_ord3"), S(make(3, 4), ("fro",), name="fro"),
             S(make(2, 3, 4), (float("inf"), (1, 2)), name="matrix_dims"),
+            S(make(3, 4), ("nuc",), name="nuc"), S(make(3, 4), (-2,), name="matrix_ord-2"),
             S(make(2, 3, 4), (1.5, 2), name="vector_dim"),
             S(make(2, 3, 4), (None, (0, 1), True), name="none_dims_keepdim"),
             S(make(2, 3), (), {"dtype": Attr("float64")}, name="dtype")]
