@@ -7,9 +7,7 @@ exposed here under its torch.linalg name, plus :class:`LinAlgError`.
 
 from . import ops as _ops  # noqa: F401 - registers the ops
 from .ops._registry import LINALG as _LINALG
-from .ops.linalg_extra import LinAlgError
+from .ops.linalg_extra import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
 
 globals().update(_LINALG)
-
-__all__ = ["LinAlgError", *sorted(_LINALG)]
 

@@ -7,8 +7,9 @@ as Tensor methods (``inverse``, ``det``, ``logdet``, ``slogdet``, ``cholesky``, 
 Derivatives (derivatives.yaml, real case): linalg_inv_ex: -A^{-T} grad A^{-T}; linalg_det:
 linalg_det_backward; linalg_slogdet: slogdet_backward (logabsdet only; the sign has none);
 linalg_solve_ex: linalg_solve_backward; linalg_cholesky_ex and cholesky: cholesky_backward;
-_linalg_svd: svd_backward; logdet, matrix_power and the matrix norms are composites, as in torch. A backward that needs a
-solve uses :class:`Solve` itself, so double backward follows from the same formulas.
+_linalg_svd: svd_backward; logdet, matrix_power and the matrix norms are composites, as in
+torch. A backward that needs a solve uses :class:`Solve` itself, so double backward follows
+from the same formulas.
 
 Factorizations run in NumPy's LAPACK (no SciPy). Where torch reports LAPACK's ``info`` (the
 first zero pivot of an LU, the order of the first leading minor that is not positive-definite),
@@ -25,7 +26,7 @@ from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim
+from ._util import _make, _wrap_dim
 from .reduction import amax, amin, vector_norm_checked
 
 __all__ = ["LinAlgError"]
@@ -251,6 +252,8 @@ def solve(A, B, *, left=True):
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.solve: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    if b.ndim == 0:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     # torch's linalg_solve_is_vector_rhs
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     n = a.shape[-1]
@@ -259,12 +262,20 @@ def solve(A, B, *, left=True):
         cols = "" if vector else f"x{b.shape[-1]}"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = "
                            f"B ({n}x{n} and {rows}{cols})")
-    try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-1 if vector else -2])
-    except ValueError:
-        raise RuntimeError(f"linalg.solve: the batch shapes of A {list(a.shape[:-2])} and B "
-                           f"{list(b.shape[:-1 if vector else -2])} cannot be broadcast") from None
+    _check_broadcast(b.shape[:-1 if vector else -2], a.shape[:-2])
     return Solve.apply(A, B, vector)
+
+
+def _check_broadcast(sa, sb):
+    """torch's infer_size error for batch shapes that do not broadcast (B's is "tensor a")."""
+    nd = max(len(sa), len(sb))
+    for i in range(nd - 1, -1, -1):
+        off = nd - 1 - i
+        x = sa[len(sa) - 1 - off] if off < len(sa) else 1
+        y = sb[len(sb) - 1 - off] if off < len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {i}")
 
 
 # ---- det / slogdet / logdet ---------------------------------------------------------------------
@@ -496,8 +507,8 @@ def cholesky(input, upper=False):
     :func:`linalg_cholesky`, or U = L^T with ``upper=True``. Also ``Tensor.cholesky``.
     CholeskyBackward0 (derivatives.yaml cholesky: cholesky_backward).
 
-    Raises as linalg.cholesky with the "cholesky" prefix, except NotImplementedError ("cholesky_cpu")
-    for any non-floating input, as torch."""
+    Raises as linalg.cholesky with the "cholesky" prefix, except NotImplementedError
+    ("cholesky_cpu") for any non-floating input, as torch."""
     warnings.warn(
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
         "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
@@ -630,7 +641,7 @@ def _svdvals_norm(A, ord, d0, d1, keepdim, dtype):
 
 # ---- norms --------------------------------------------------------------------------------------
 @op("vector_norm", method=False, namespace=False, linalg="vector_norm")
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's name
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ord-norm of ``x`` as a vector: over all elements (dim=None) or over ``dim`` (int or
     tuple); ord any number, inf (max |x|), -inf (min |x|), 0 (count of nonzeros, no gradient).
     ``dtype``: compute in that floating dtype (no narrowing). LinalgVectorNormBackward0
@@ -653,7 +664,7 @@ def _matrix_dims(A, dim, name):
 
 
 @op("matrix_norm", method=False, namespace=False, linalg="matrix_norm")
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The ord-norm of each matrix over dims ``dim`` (default the last two), composites as
     torch's: 'fro' (vector 2-norm of the entries: LinalgVectorNormBackward0); 1 / -1 (max / min
     column abs-sum) and inf / -inf (max / min row abs-sum): amax / amin (AmaxBackward0,
@@ -698,7 +709,7 @@ def _fmt_ord(o):
 
 
 @op("norm", method=False, namespace=False, linalg="norm")
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's name
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """torch.linalg.norm: with ``ord`` None, the vector 2-norm over ``dim`` (all elements when
     None); with ``ord`` a string, :func:`matrix_norm` over ``dim`` (default (0, 1)); with ``ord``
     a number, :func:`matrix_norm` when ``dim`` has 2 entries or is None on a 2-D input, else
