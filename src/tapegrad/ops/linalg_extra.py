@@ -200,53 +200,58 @@ def inv_ex(A, *, check_errors=False):
 
 # ---- solve --------------------------------------------------------------------------------------
 class Solve(ArrayFunction, name="LinalgSolveExBackward0"):
-    """X with A X = B, batch dims broadcast; ``vector``: B holds vectors (*, n). derivatives.yaml
-    linalg_solve_ex (linalg_solve_backward, left=True): gB = A^{-H} gX, gA = -gB X^H."""
+    """X with A X = B (``left``) or X A = B, batch dims broadcast; ``vector``: B holds vectors
+    (*, n). derivatives.yaml linalg_solve_ex (linalg_solve_backward): gB = solve(A^H, gX, left),
+    gA = -gB X^H (left) or -X^H gB."""
 
     @staticmethod
-    def forward(ctx, a, b, vector):
+    def forward(ctx, a, b, vector, left):
         bm = b[..., None] if vector else b
         batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
         a_ = np.broadcast_to(a, batch + a.shape[-2:])
         bm = np.broadcast_to(bm, batch + bm.shape[-2:])
         try:
-            x = np.linalg.solve(a_, bm)
+            if left:
+                x = np.linalg.solve(a_, bm)
+            else:
+                x = np.swapaxes(np.linalg.solve(np.swapaxes(a_, -1, -2),
+                                                np.swapaxes(bm, -1, -2)), -1, -2)
         except np.linalg.LinAlgError:
             raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
                               "is singular.") from None
         if vector:
             x = x[..., 0]
-        ctx.vector = vector
+        ctx.conf = (vector, left)
         ctx.save_for_backward(a, x if ctx.needs(0) else None)
         return x
 
     @staticmethod
     def backward(ctx, g):
         a, x = ctx.saved_tensors
-        vector = ctx.vector
-        gb = Solve.apply(a.mT, g, vector)
+        vector, left = ctx.conf
+        gb = Solve.apply(a.mT, g, vector, left)
         ga = None
         if ctx.needs(0):
-            ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-2)) if vector else -(gb @ x.mT)
-        return ga, (gb if ctx.needs(1) else None), None
+            gbm, xm = (gb.unsqueeze(-1), x.unsqueeze(-1)) if vector else (gb, x)
+            ga = -(gbm @ xm.mT) if left else -(xm.mT @ gbm)
+        return ga, (gb if ctx.needs(1) else None), None, None
 
 
 @op("solve", method=False, namespace=False, linalg="solve")
 def solve(A, B, *, left=True):
-    """X with A X = B for A (*, n, n) and B (*, n, k), or B (n,) / A's batch + (n,) for vectors
-    (batch dims broadcast; the result has the broadcast batch). Same floating dtype for both.
-    LinalgSolveExBackward0 (derivatives.yaml linalg_solve_ex: gB = A^{-H} gX, gA = -gB X^H).
+    """X with A X = B (``left=False``: X A = B) for A (*, n, n) and B (*, n, k) (``left=False``:
+    (*, k, n)), or, with ``left``, B (n,) / A's batch + (n,) for vectors. Batch dims broadcast;
+    the result has the broadcast batch. Same floating dtype for both. LinalgSolveExBackward0
+    (derivatives.yaml linalg_solve_ex: gB = solve(A^H, gX), gA = -gB X^H, or -X^H gB for
+    ``left=False``).
 
     Raises RuntimeError for non-floating or different dtypes, non-square A, shapes that do not
-    fit; LinAlgError for a singular A; NotImplementedError for ``left=False`` (X A = B)."""
+    fit (vectors with ``left=False``, as torch); LinAlgError for a singular A."""
     a, b = A._data, B._data
     _check_float(a, "linalg.solve", "lu_cpu")
     if a.dtype != b.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {_dtype_name(a)} and B of type {_dtype_name(b)} instead")
-    if not left:
-        raise NotImplementedError("linalg.solve(left=False) is not supported by tapegrad: solve "
-                                  "A.mT X.mT = B.mT instead")
     if a.ndim < 2:
         raise RuntimeError("linalg.solve: The input tensor A must have at least 2 dimensions.")
     if a.shape[-1] != a.shape[-2]:
@@ -254,16 +259,15 @@ def solve(A, B, *, left=True):
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
     if b.ndim == 0:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
-    # torch's linalg_solve_is_vector_rhs
+    # torch's linalg_solve_is_vector_rhs: B is then read as a column (*, n, 1), either side
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b.shape + (1,) if vector else b.shape
     n = a.shape[-1]
-    rows = b.shape[-1] if vector else (b.shape[-2] if b.ndim >= 2 else None)
-    if rows != n:
-        cols = "" if vector else f"x{b.shape[-1]}"
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = "
-                           f"B ({n}x{n} and {rows}{cols})")
-    _check_broadcast(b.shape[:-1 if vector else -2], a.shape[:-2])
-    return Solve.apply(A, B, vector)
+    if (bm[-2] if left else bm[-1]) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX' if left else 'XA'} = B ({n}x{n} and {bm[-2]}x{bm[-1]})")
+    _check_broadcast(bm[:-2], a.shape[:-2])
+    return Solve.apply(A, B, vector, bool(left))
 
 
 def _check_broadcast(sa, sb):
@@ -323,7 +327,7 @@ class Det(ArrayFunction, name="LinalgDetBackward0"):
         eps = np.finfo(A._data.dtype).eps
         if (np.abs(det._data) < 100 * eps).any():
             return g.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
-        return Solve.apply(A.mT, _expand_diag(g * det, A.shape[-1]), False)
+        return Solve.apply(A.mT, _expand_diag(g * det, A.shape[-1]), False, True)
 
 
 class _MinorDet(Det, name="LinalgDetBackward0"):
@@ -362,7 +366,7 @@ class Slogdet(ArrayFunction, name="LinalgSlogdetBackward0"):
         A, = ctx.saved_tensors
         if not _grad_state.grad_enabled:
             return _make(glog._data[..., None, None] * _inv_t_or_nan(A._data))
-        return Solve.apply(A.mT, _expand_diag(glog, A.shape[-1]), False)
+        return Solve.apply(A.mT, _expand_diag(glog, A.shape[-1]), False, True)
 
 
 def _slogdet(A, name):
@@ -452,8 +456,8 @@ class CholeskyEx(ArrayFunction, name="LinalgCholeskyExBackward0"):
         ga = (L.mT @ g).tril()
         ga = 0.5 * (ga + ga.tril(-1).mT)
         # the two triangular solves of torch's formula: L^{-H} ga, then (.) L^{-1}
-        ga = Solve.apply(L.mT, ga, False)
-        return Solve.apply(L.mT, ga.mT, False).mT, None
+        ga = Solve.apply(L.mT, ga, False, True)
+        return Solve.apply(L, ga, False, False), None
 
 
 class Cholesky(CholeskyEx, name="CholeskyBackward0"):

@@ -69,7 +69,9 @@ def s_solve(make, dt):
             S(_wc(make, dt, 3, 3), (make(2, 3, 4),), name="bcast_A"),
             S(_wc(make, dt, 2, 1, 2, 2), (make(3, 2, 2),), name="bcast_both"),
             S(_noncontig(_wc(make, dt, 3, 3)), (_noncontig(make(2, 3)),), name="noncontig"),
-            S(make(0, 0), (make(0, 2),), name="empty")]
+            S(make(0, 0), (make(0, 2),), name="empty"),
+            S(_wc(make, dt, 3, 3), (make(2, 3),), {"left": False}, name="right"),
+            S(_wc(make, dt, 2, 3, 3), (make(4, 1, 2, 3),), {"left": False}, name="right_bcast")]
 
 
 def s_cholesky(make, dt):
