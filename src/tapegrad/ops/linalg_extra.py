@@ -297,8 +297,9 @@ def _cofactors(A):
 
 class Det(ArrayFunction, name="LinalgDetBackward0"):
     """det of each matrix of a (*, n, n) batch (1 for 0 x 0). derivatives.yaml linalg_det
-    (linalg_det_backward): grad * det * A^{-H}, with torch's two paths. Plain backward: the LU
-    solve with zero pivots replaced by eps, which is 0 where det is exactly 0. With create_graph:
+    (linalg_det_backward): grad * det * A^{-H}, with torch's two paths. Plain backward: torch
+    solves with its LU, zero pivots replaced by eps, so the gradient is 0 where det is exactly 0;
+    here grad * det * A^{-T} from NumPy's inverse, and 0 where det is exactly 0. With create_graph:
     solve(A^H, grad * det * I), or where |det| < 100 eps the cofactor matrix (torch: from the
     SVD; here from the minors' determinants, the same matrix, whose derivative is then also
     finite where torch's SVD formula is NaN: repeated singular values, e.g. the zero matrix)."""
@@ -353,7 +354,9 @@ def det(input):
 
 class Slogdet(ArrayFunction, name="LinalgSlogdetBackward0"):
     """(sign, log|det|) of each matrix (sign 0 and -inf for a singular one). derivatives.yaml
-    linalg_slogdet (slogdet_backward, real case): A: grad_logabsdet * A^{-H}; the sign gets none."""
+    linalg_slogdet (slogdet_backward, real case): A: grad_logabsdet * A^{-H}; the sign gets none.
+    At a singular matrix (not differentiable there) the gradient is NaN; torch's LU solve gives
+    infinities whose signs are LAPACK's rounding."""
 
     @staticmethod
     def forward(ctx, a):
