@@ -93,3 +93,88 @@ def test_a_failing_hook_on_a_later_leaf_puts_back_the_grads_written_before_it():
         ((a * 2).sum() + (b * 3).sum()).backward()
     assert seen == [[5.0, 5.0]]     # (b first: a not yet written)
     assert a.grad.tolist() == [5.0, 5.0] and b.grad is None
+
+
+def _grad_mode_in_hooks(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = a * a
+    acc = y.grad_fn.next_functions[0][0]
+    log = []
+    a.register_post_accumulate_grad_hook(lambda t: log.append(("post", lib.is_grad_enabled(),
+                                                                 (t * 2).requires_grad)))
+    acc.register_hook(lambda gi, go: log.append(("node", lib.is_grad_enabled())))
+    y.sum().backward()
+    return log
+
+
+def test_hooks_run_in_the_backwards_grad_mode():
+    assert _grad_mode_in_hooks(tg) == [("post", False, False), ("node", False)]
+    torch = pytest.importorskip("torch")
+    assert _grad_mode_in_hooks(torch) == _grad_mode_in_hooks(tg)
+    assert tg.is_grad_enabled()     # (the caller's mode is back)
+
+
+def _step_in_backward(lib):
+    # the optimizer-in-backward pattern of torch's tutorials: an in-place update of the leaf
+    p = lib.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(t):
+        t.add_(t.grad, alpha=-0.1)
+        t.grad = None
+
+    p.register_post_accumulate_grad_hook(step)
+    (p * p).sum().backward()
+    return p.detach().tolist(), p.grad
+
+
+def test_an_optimizer_step_in_a_post_accumulate_hook_runs_as_in_torch():
+    assert _step_in_backward(tg) == ([0.800000011920929, 1.600000023841858], None)
+    torch = pytest.importorskip("torch")
+    assert _step_in_backward(torch) == _step_in_backward(tg)
+
+
+def test_a_create_graph_backward_runs_its_hooks_with_grad_mode_on():
+    a = tg.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    a.register_post_accumulate_grad_hook(lambda t: seen.append(tg.is_grad_enabled()))
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (a * a).sum().backward(create_graph=True)
+    assert seen == [True]
+
+
+def test_an_accumulate_grad_node_hook_returning_a_value_raises_as_torch():
+    def run(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 3
+        y.grad_fn.next_functions[0][0].register_hook(lambda gi, go: (lib.zeros(2),))
+        y.sum().backward()
+
+    with pytest.raises(RuntimeError, match=r"incorrect number of values \(got 1, but expected 0"):
+        run(tg)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=r"incorrect number of values \(got 1, but expected 0"):
+        run(torch)
+
+
+@pytest.mark.parametrize("kind", ["expanded", "inference"])
+def test_a_grad_an_earlier_hook_set_is_checked_before_backward_adds_to_it(kind):
+    def run(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+
+        def set_b(t):
+            if kind == "expanded":
+                b.grad = lib.tensor(7.0).expand(2)
+            else:
+                with lib.inference_mode():
+                    b.grad = lib.ones(2)
+
+        a.register_post_accumulate_grad_hook(set_b)
+        (a * b).sum().backward()
+
+    match = "single memory location" if kind == "expanded" else "Inplace update to inference"
+    with pytest.raises(RuntimeError, match=match):
+        run(tg)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=match):
+        run(torch)

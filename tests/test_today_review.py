@@ -257,8 +257,6 @@ def test_in_place_on_expansions_torch_allows(name):
     assert _in_place_on_expansion(name) == ONE_ELEMENT[name]
 
 
-@pytest.mark.xfail(strict=True, reason="older: a hook's change of the gradient's size is not "
-                   "checked (torch: RuntimeError)")
 def test_hook_changing_the_gradient_size_raises():
     x = tg.ones(3, requires_grad=True)
     y = x.sum()

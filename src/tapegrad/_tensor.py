@@ -478,7 +478,10 @@ class Tensor:
 
     def register_hook(self, hook):
         """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a
-        returned tensor replaces the gradient. Returns a handle with ``remove()``."""
+        returned tensor replaces the gradient, and must have its dtype and shape (the backward
+        raises TypeError for a non-Tensor, RuntimeError "has changed the type / size of value"
+        otherwise, as torch). Returns a handle with ``remove()``. RuntimeError for a tensor that
+        does not require grad."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle, _HookDict, note_leaf_prehook
@@ -503,7 +506,8 @@ class Tensor:
         return None (or the leaf itself, as torch allows). The gradients are written once the
         whole walk succeeded, in torch's order, each leaf's hooks right after its own write: a
         hook sees the ``.grad`` of the leaves torch settled before its leaf, and not yet those
-        after (as in torch). Raises
+        after (as in torch). Like torch, it runs in the backward's grad mode: off, unless
+        create_graph (so an in-place update of the leaf, an optimizer step, works). Raises
         RuntimeError for a non-leaf or a tensor that does not require grad. A hook that returns
         another tensor makes that backward raise RuntimeError, one that returns anything else
         TypeError (torch's errors), with every ``.grad`` it wrote put back as it was (torch

@@ -604,9 +604,30 @@ def _run_tensor_prehooks(node, grads):
         if nr >= len(grads) or grads[nr] is None:
             continue
         for hook in list(hooks.values()):
-            r = hook(grads[nr])
+            g = grads[nr]
+            r = hook(g)
             if r is not None:
+                _check_hook_result(hook, g, r)
                 grads[nr] = r
+
+
+def _check_hook_result(hook, g, r):
+    """A tensor hook's replacement ``r`` for gradient ``g`` must be a Tensor of g's dtype and
+    shape: TypeError / RuntimeError otherwise, as torch's check_single_result (its messages,
+    then what the hook was given)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    given = (f"a hook registered with register_hook got a gradient of shape "
+             f"{list(g._data.shape)} and dtype {g.dtype}: it may return one of the same, or "
+             f"None to keep it")
+    if not isinstance(r, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}' (hook "
+                        f"'{name}': {given})")
+    if r._data.dtype != g._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.type()} got "
+                           f"{r.type()}; {given})")
+    if r._data.shape != g._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value (was "
+                           f"{list(g._data.shape)}, got {list(r._data.shape)}; {given})")
 
 
 def _skipped(node, grads, state):
@@ -807,6 +828,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 # records no history for the sum (the old .grad may have one, from create_graph)
                 t._grad = _make(t._grad._data + g._data)
             else:
+                if hooked:
+                    # (an earlier leaf's hook may have set this .grad since the check above)
+                    _check_accumulable(t._grad)
                 # in place, as torch, which counts it as a write: a graph that saved this .grad
                 # (the user's own reference to it) must refuse it in its backward
                 t._grad._data += g._data
@@ -815,8 +839,9 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
                 bump(t._grad, where)
             if hooked and t.grad_fn is None:
                 # as torch's AccumulateGrad: this leaf's hooks right after its own write, before
-                # the next leaf's (a hook registered by an earlier one counts)
-                _post_accumulate(t, acc_hooks)
+                # the next leaf's (a hook registered by an earlier one counts), in the
+                # backward's grad mode
+                _post_accumulate(t, acc_hooks, create_graph)
     except BaseException:
         if before is not None:
             for t, old, values in reversed(before):
@@ -826,13 +851,29 @@ def _commit(staged, create_graph, root_grads, acc_hooks):
         raise
 
 
-def _post_accumulate(t, acc_hooks):
+def _post_accumulate(t, acc_hooks, create_graph):
     """Run leaf ``t``'s post-accumulate hooks (each must return None, or the leaf itself, as in
     torch), then the hooks on its AccumulateGrad node that this backward ran (``acc_hooks``:
-    (node, grad) pairs), called as ``hook((), (grad,))``."""
-    if t._extra is not None and t._extra.get("post_acc_hooks"):
-        _run_post_acc_hooks(t, "; every .grad this backward wrote is put back as it was")
-    for node, g in acc_hooks:
-        if node.variable is t:
-            for hook in list(node._hooks.values()):
-                hook((), (g,))
+    (node, grad) pairs), called as ``hook((), (grad,))`` (which must return None: the node has
+    no grad_inputs to replace; RuntimeError otherwise, as torch). As in torch, they run in the
+    backward's grad mode: off, unless ``create_graph``."""
+    prev = _state.grad_enabled
+    mode = bool(create_graph)
+    if mode is not prev:
+        set_state(mode, _state.inference)
+    try:
+        if t._extra is not None and t._extra.get("post_acc_hooks"):
+            _run_post_acc_hooks(t, "; every .grad this backward wrote is put back as it was")
+        for node, g in acc_hooks:
+            if node.variable is t:
+                for hook in list(node._hooks.values()):
+                    if hook((), (g,)) is not None:
+                        name = getattr(hook, "__name__", type(hook).__name__)
+                        raise RuntimeError(
+                            f"hook '{name}' has returned an incorrect number of values (got 1, "
+                            f"but expected 0) (a hook on an AccumulateGrad node, whose "
+                            f"grad_inputs are (): it may look at the gradient, not replace it; "
+                            f"every .grad this backward wrote is put back as it was)")
+    finally:
+        if _state.grad_enabled is not prev:
+            set_state(prev, _state.inference)
