@@ -1111,10 +1111,6 @@ def test_regression_empty_reduction_error_types():
     _same(case)
 
 
-@open_bug(
-    "reshape of a non-contiguous tensor that can be viewed (x.t().reshape(same shape), "
-    "x.expand(..).reshape(..), x[:, ::2].reshape(2, 2)) copies; torch returns a view "
-    "(ReshapeAliasBackward0) that writes through to the base")
 def test_regression_reshape_returns_view():
     def case(lib):
         x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)

@@ -461,3 +461,27 @@ def _iteration(lib):
 
 def test_iteration_records_unbind_as_torch():
     assert _iteration(tg) == _iteration(torch)
+
+
+RESHAPES = {"contiguous": (lambda a: a, (4, 3)), "transpose, same shape": (lambda a: a.t(), (4, 3)),
+            "transpose, merged": (lambda a: a.t(), (12,)), "rows": (lambda a: a[1:], (8,)),
+            "columns": (lambda a: a[:, 1:], (9,)), "columns, same shape": (lambda a: a[:, 1:], (3, 3)),
+            "transpose, split": (lambda a: a.t(), (2, 2, 3)), "step": (lambda a: a[::2], (2, 4)),
+            "flat step": (lambda a: a.reshape(12)[::2], (2, 3))}
+
+
+def _reshaped(lib, case):
+    pick, shape = RESHAPES[case]
+    a = lib.arange(12.0, requires_grad=True) * 1
+    base = a.reshape(3, 4)
+    r = pick(base).reshape(shape)
+    name, strides = r.grad_fn.name(), r.stride()
+    r.mul_(2)        # (a view writes through to base, a copy does not)
+    (r.sum() + base.sum()).backward()
+    return name, strides, base.tolist()
+
+
+@pytest.mark.parametrize("case", list(RESHAPES))
+def test_reshape_is_a_view_whenever_the_strides_allow_one_as_torch(case):
+    torch = pytest.importorskip("torch")
+    assert _reshaped(tg, case) == _reshaped(torch, case)

@@ -88,13 +88,23 @@ class UnsafeView(ArrayFunction, name="UnsafeViewBackward0"):
         return g.reshape(ctx.in_shape), None
 
 
+class ReshapeAlias(View, name="ReshapeAliasBackward0"):
+    """Reshape of a non-contiguous input whose strides allow a view (torch's _reshape_alias).
+    derivatives.yaml _reshape_alias: grad.reshape(self.sizes())."""
+
+
 @op("reshape")
 def reshape(input, *shape):
-    """Same values in a new shape (one dim may be -1). A view when the input is contiguous,
-    a copy otherwise. RuntimeError when the element count does not match."""
+    """Same values in a new shape (one dim may be -1), as torch's reshape: a view when the
+    strides allow one (ViewBackward0 for a contiguous input, ReshapeAliasBackward0 for another,
+    e.g. a transpose reshaped to its own shape), else a copy (UnsafeViewBackward0). RuntimeError
+    when the element count does not match."""
     shape = infer_shape(_shape_arg(shape, "reshape"), input._data.size, "reshape")
-    if input._data.flags.c_contiguous:
+    arr = input._data
+    if arr.flags.c_contiguous:
         return View.apply(input, shape)
+    if _viewable(arr, shape):
+        return ReshapeAlias.apply(input, shape)
     return UnsafeView.apply(input, shape)
 
 
