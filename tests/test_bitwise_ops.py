@@ -3,10 +3,11 @@
 (same object, version bump, views written through), errors with torch's exception types, and
 that nothing is ever recorded. Tests taking the ``torch`` fixture skip cleanly without torch."""
 import operator
+import warnings
 
 import numpy as np
 import pytest
-from torch_compare import raised
+from torch_compare import plain, raised
 
 import tapegrad as tg
 
@@ -181,3 +182,64 @@ def test_results_do_not_share_memory_with_inputs():
     r = a | 0
     r += 1
     assert a.tolist() == A.tolist()
+
+
+def _outcome(L, f):
+    """What ``f(L)`` gives: its result (values, dtype name, shape) or its exception's type."""
+    try:
+        r = f(L)
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        return type(e).__name__
+    return plain(r)
+
+
+def _out(fn, *args, dtype="int8"):
+    def f(L):
+        o = L.empty(3, dtype=getattr(L, dtype))
+        r = getattr(L, fn)(L.arange(3), *args, out=o)
+        return r is o, o
+    return f
+
+
+AS_TORCH = {
+    **{f"{fn} out": _out(fn, 1) for fn in ("bitwise_and", "bitwise_or", "bitwise_xor",
+                                           "bitwise_left_shift", "bitwise_right_shift")},
+    "bitwise_not out": _out("bitwise_not", dtype="int64"),
+    "bitwise_not out of another dtype": _out("bitwise_not"),
+    "bitwise_and out float": _out("bitwise_and", 1, dtype="float32"),
+    "bitwise_and out bool": _out("bitwise_and", 1, dtype="bool"),
+    "bitwise_and out not a tensor": lambda L: L.bitwise_and(L.arange(3), 1, out=3),
+    "bitwise_and number first with out": lambda L: L.bitwise_and(1, L.arange(3),
+                                                                 out=L.empty(3, dtype=L.int64)),
+    "bitwise_and out requires grad": lambda L: L.bitwise_and(
+        L.arange(3), 1, out=L.empty(3, requires_grad=True)),
+    "bitwise_and out resized": lambda L: L.bitwise_and(L.arange(3), 1,
+                                                       out=L.empty(0, dtype=L.int64)),
+    "int64 & 2**64": lambda L: L.tensor([1, 2]) & 2 ** 64,
+    "int64 & -2**70": lambda L: L.tensor([1, 2]) & -2 ** 70,
+    "uint8 & -2**63 - 1": lambda L: L.tensor([1, 2], dtype=L.uint8) & (-2 ** 63 - 1),
+    "uint8 & 2**64 - 1": lambda L: L.tensor([1, 2], dtype=L.uint8) & (2 ** 64 - 1),
+    "int64 & -2**63": lambda L: L.tensor([1, 2]) & -2 ** 63,
+    "int32 >> 2**64": lambda L: L.tensor([1, 2], dtype=L.int32) >> 2 ** 64,
+    "2**64 & int64": lambda L: L.bitwise_and(2 ** 64, L.tensor([1])),
+    "uint8 &= 2**64": lambda L: L.tensor([1, 2], dtype=L.uint8).bitwise_and_(2 ** 64),
+    "int64 & 1j": lambda L: L.tensor([1, 2]) & 1j,
+    "bitwise_or(int64, 1j)": lambda L: L.bitwise_or(L.tensor([1, 2]), 1j),
+    "int64 &= 1j": lambda L: operator.iand(L.tensor([1, 2]), 1j),
+    "int64 & np.uint64 above int64": lambda L: L.tensor([1, 2]) & np.uint64(2 ** 63 + 1),
+    "int64 & np.uint64": lambda L: L.tensor([1, 2]) & np.uint64(3),
+}
+
+
+@pytest.mark.parametrize("case", list(AS_TORCH))
+def test_out_and_operand_range_as_torch(torch, case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # (the resize warning, checked below)
+        assert _outcome(tg, AS_TORCH[case]) == _outcome(torch, AS_TORCH[case])
+
+
+def test_out_resize_warns_and_bad_calls_name_the_op():
+    with pytest.warns(UserWarning, match="resized"):
+        tg.bitwise_xor(tg.arange(3), 1, out=tg.empty(5, dtype=tg.int64))
+    with pytest.raises(TypeError, match=r"^bitwise_and\(\) got an unexpected keyword"):
+        tg.bitwise_and(tg.arange(3), 1, outt=None)

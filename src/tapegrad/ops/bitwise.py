@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype
+from .._factories import _write_out
+from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, broadcast_error, coerce_operand
 from .inplace import _check_result, _untracked_inplace, check_writable
@@ -61,17 +63,37 @@ _UFUNCS = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
            "bitwise_right_shift": _rshift}
 
 
+def _big_uint(v):
+    # torch's parser refuses a NumPy unsigned scalar above int64's range (numpy then raises)
+    return isinstance(v, np.unsignedinteger) and int(v) > np.iinfo(np.int64).max
+
+
 def _operands(fn, input, other):
     """``input`` and ``other`` as given, after torch's argument checks (a Tensor and a Tensor or
-    number, in either order; a NumPy scalar read as its Python number)."""
+    number, in either order; a NumPy scalar read as its Python number; a Python int within
+    [-2**63, 2**64), the range torch's parser reads)."""
+    if _big_uint(input) or _big_uint(other):
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got a NumPy "
+                        f"unsigned scalar above int64's range, which torch does not read as a "
+                        f"number (pass a tensor of dtype tapegrad.uint64, or a Python int)")
     input, other = (coerce_operand(v) if isinstance(v, (np.generic, np.ndarray)) else v
                     for v in (input, other))
     ok = (isinstance(input, Tensor) and (isinstance(other, Tensor) or _number(other))) or \
          (_number(input) and isinstance(other, Tensor))
+    if not ok and isinstance(input, Tensor) and isinstance(other, complex):
+        # (tapegrad has no complex dtype; torch computes in ComplexFloat and its kernel refuses)
+        raise NotImplementedError(f"\"{_KERNELS[fn]}\" not implemented for 'ComplexFloat' "
+                                  f"({fn}: a complex number makes the operands complex; it takes "
+                                  f"bool and integer operands only)")
     if not ok:
         raise TypeError(f"{fn}() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(other).__name__}), but expected a "
                         f"Tensor and a Tensor or a number")
+    for v in (input, other):
+        if isinstance(v, int) and not isinstance(v, bool) and not -2**63 <= v < 2**64:
+            what = "int too big to convert" if v > 0 else "can't convert negative int to unsigned"
+            raise OverflowError(f"{what} ({fn}: a Python int operand must lie in [-2**63, "
+                                f"2**64), got {v})")
     return input, other
 
 
@@ -107,6 +129,10 @@ def _binary_inplace(fn, self, other):
     if not isinstance(self, Tensor):
         raise TypeError(f"{fn}_(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(self).__name__}")
+    if isinstance(other, complex):
+        raise RuntimeError(f"result type ComplexFloat can't be cast to the desired output type "
+                           f"{_dtype.scalar_name(self._data.dtype)} ({fn}_: a complex number "
+                           f"cannot be written into self)")
     self, other = _operands(fn, self, other)
     # (autograd's leaf and view rules come first in torch, so a float leaf that requires grad
     # hears about those, not about its dtype)
@@ -121,13 +147,52 @@ def _binary_inplace(fn, self, other):
     return _untracked_inplace(self, lambda a: ufunc(a.astype(dt, copy=False), b), (), fn + "_")
 
 
+def _out_checks(fn, operands, out):
+    """torch's checks of an ``out=`` call that come before the kernel's: ``out`` a Tensor, and no
+    argument requiring grad while grad mode is on (nothing is recorded for an out= call)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _grad_state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad
+                                        for t in (*operands, out)):
+        raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad (write it "
+                           f"under tapegrad.no_grad(), or into a tensor that does not require "
+                           f"grad)")
+
+
+def _binary_out(fn, input, other, out):
+    """``fn(input, other, out=out)`` as torch: the result written into ``out`` (cast to its dtype
+    when that is of the same or a higher category; resized, with torch's warning, when its shape
+    differs and it has elements) and ``out`` returned."""
+    if not isinstance(input, Tensor):
+        # (torch's number-first overload has no out=)
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}, out=...): with out=, "
+                        f"input must be a Tensor")
+    _out_checks(fn, (input, other), out)
+    r = _binary(fn, input, other)._data
+    rd, od = (_dtype.from_numpy_dtype(a.dtype) for a in (r, out._data))
+    if rd._cat > od._cat:
+        raise RuntimeError(f"result type {_dtype.scalar_name(r.dtype)} can't be cast to the "
+                           f"desired output type {_dtype.scalar_name(out._data.dtype)} ({fn}: "
+                           f"give an out of dtype tapegrad.{rd.name} or wider)")
+    return _write_out(out, r, fn, warn_resize=True)
+
+
 _RAISES = """
 
     Raises:
-        TypeError: an operand that is neither a Tensor nor a number, or two numbers.
+        TypeError: an operand that is neither a Tensor nor a number, or two numbers; a NumPy
+            unsigned scalar above int64's range.
+        OverflowError: a Python int outside [-2**63, 2**64), as torch.
         RuntimeError: shapes that do not broadcast.
-        NotImplementedError: operands that promote to a floating dtype{bool} (torch's
-            "{kernel}" not implemented for 'Float'); the message names both dtypes."""
+        NotImplementedError: a complex number (torch's 'ComplexFloat'); operands that promote
+            to a floating dtype{bool} (torch's
+            "{kernel}" not implemented for 'Float'); the message names both dtypes.
+
+    ``out``: the result is written into that tensor (cast to its dtype; RuntimeError for one of a
+    lower category, "result type Long can't be cast to the desired output type Bool") and it is
+    returned; ``input`` must then be a Tensor (TypeError), as torch."""
 
 _INPLACE_DOC = """In-place :func:`{fn}`: the result is written into self and self is returned.
     Not recorded (self is bool or integer, so never requires grad).
@@ -139,20 +204,24 @@ _INPLACE_DOC = """In-place :func:`{fn}`: the result is written into self and sel
             (``bool_tensor.{fn}_(int_tensor)``: "result type Long can't be cast to the desired
             output type Bool"), as torch.
         NotImplementedError: operands that promote to a floating dtype{bool}.
-        TypeError: ``other`` neither a Tensor nor a number."""
+        TypeError: ``other`` neither a Tensor nor a number.
+        OverflowError: a Python int outside [-2**63, 2**64), as torch."""
 
 
 def _define(fn, doc):
     kernel = _KERNELS[fn]
     bool_note = " (or bool, for a shift)" if fn in _SHIFTS else ""
 
-    def f(input, other):
-        return _binary(fn, input, other)
+    def f(input, other, *, out=None):
+        if out is None:
+            return _binary(fn, input, other)
+        return _binary_out(fn, input, other, out)
 
     def f_(self, other):
         return _binary_inplace(fn, self, other)
 
-    f.__name__, f_.__name__ = fn, fn + "_"
+    # (__qualname__ too: Python's TypeError for a bad call names the function by it)
+    f.__name__, f_.__name__ = f.__qualname__, f_.__qualname__ = fn, fn + "_"
     f.__doc__ = doc + _RAISES.format(bool=bool_note, kernel=kernel)
     f_.__doc__ = _INPLACE_DOC.format(fn=fn, bool=bool_note)
     return op(fn)(f), op(fn + "_", namespace=False)(f_)
@@ -190,15 +259,26 @@ def _not_array(fn, input):
 
 
 @op("bitwise_not")
-def bitwise_not(input):
+def bitwise_not(input, *, out=None):
     """Elementwise NOT of a bool or integer tensor (logical not for bool, ``-x - 1`` for signed
-    integers, ``255 - x`` for uint8), same dtype and shape. Not differentiable.
+    integers, ``255 - x`` for uint8), same dtype and shape. Not differentiable. ``out``: the
+    result is written into that tensor, which must have input's dtype (torch does not cast
+    here), and it is returned.
 
     Raises:
-        TypeError: ``input`` not a Tensor.
+        TypeError: ``input`` or ``out`` not a Tensor.
         NotImplementedError: a floating input (torch's "bitwise_not_cpu" not implemented for
-            'Float'); the message names the dtype."""
-    return _make(np.asarray(_not_array("bitwise_not", input)))
+            'Float'); the message names the dtype.
+        RuntimeError: an ``out`` of another dtype than input's, as torch."""
+    r = _not_array("bitwise_not", input)
+    if out is None:
+        return _make(np.asarray(r))
+    _out_checks("bitwise_not", (input,), out)
+    if out._data.dtype != r.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.scalar_name(out._data.dtype)} but expected "
+                           f"{_dtype.scalar_name(r.dtype)} (bitwise_not(out=...) needs an out of "
+                           f"input's dtype, tapegrad.{_dtype.from_numpy_dtype(r.dtype).name})")
+    return _write_out(out, np.asarray(r), "bitwise_not", warn_resize=True)
 
 
 @op("bitwise_not_", namespace=False)
@@ -220,9 +300,11 @@ def bitwise_not_(self):
 # TypeError), so that other types' reflected operators get their turn
 def _dunder(fn, reflected=False):
     def f(self, other):
+        if _big_uint(other):
+            return NotImplemented
         if isinstance(other, (np.generic, np.ndarray)):
             other = coerce_operand(other)
-        elif not isinstance(other, (Tensor, bool, int, float)):
+        elif not isinstance(other, (Tensor, bool, int, float, complex)):
             return NotImplemented
         return _binary(fn, other, self) if reflected else _binary(fn, self, other)
     return f
@@ -230,9 +312,11 @@ def _dunder(fn, reflected=False):
 
 def _idunder(fn):
     def f(self, other):
+        if _big_uint(other):
+            return NotImplemented
         if isinstance(other, (np.generic, np.ndarray)):
             other = coerce_operand(other)
-        elif not isinstance(other, (Tensor, bool, int, float)):
+        elif not isinstance(other, (Tensor, bool, int, float, complex)):
             return NotImplemented
         return _binary_inplace(fn, self, other)
     return f
