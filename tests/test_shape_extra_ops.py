@@ -6,7 +6,7 @@ backward, and block_diag's gradient dtypes. Tests taking the ``torch`` fixture s
 without torch; the rest never need it."""
 import numpy as np
 import pytest
-from torch_compare import raised
+from torch_compare import plain, raised
 
 import tapegrad as tg
 from tapegrad.autograd import gradcheck, gradgradcheck
@@ -199,3 +199,169 @@ def test_atleast_3d_graph_matches_torch(torch):
                 node = node.next_functions[0][0]
             names.append((tuple(r.shape), chain))
         assert names[0] == names[1], shape
+
+
+def _outcome(L, f):
+    """What ``f(L)`` gives: its result (values, dtype name, shape; strides with ``stride=True``
+    cases) or its exception's type."""
+    try:
+        r = f(L)
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        return type(e).__name__
+    return plain(r)
+
+
+def _isin_out(L):
+    o = L.empty(4, dtype=L.bool)
+    r = L.isin(L.arange(4), L.tensor([1, 3]), out=o)
+    return r is o, o
+
+
+def _shapes(pieces):
+    return [tuple(p.shape) for p in pieces]
+
+
+S10 = lambda L: L.tensor(np.arange(10.0))   # noqa: E731
+S34 = lambda L: L.tensor(X[:3, :4])         # noqa: E731
+
+AS_TORCH = {
+    # isin: out=, bool Python scalars, the scalar overloads' keyword names
+    "isin out": _isin_out,
+    "isin out int": lambda L: L.isin(L.arange(3), 1, out=L.empty(3, dtype=L.int64)),
+    "isin out not a tensor": lambda L: L.isin(L.arange(3), 1, out=3),
+    "isin bool number test": lambda L: L.isin(L.tensor([1]), True),
+    "isin bool number element": lambda L: L.isin(False, L.tensor([1])),
+    "isin test_element=": lambda L: L.isin(L.arange(4), test_element=2.0),
+    "isin element=": lambda L: L.isin(element=2.0, test_elements=L.arange(4)),
+    "isin elements= number": lambda L: L.isin(elements=2.0, test_elements=L.arange(4)),
+    "isin test_elements= number": lambda L: L.isin(L.arange(4), test_elements=2),
+    "isin test_element= tensor": lambda L: L.isin(L.arange(4), test_element=L.arange(2)),
+    "isin keywords": lambda L: L.isin(test_elements=L.arange(2), elements=L.arange(4)),
+    "isin invert int": lambda L: L.isin(L.arange(4), L.arange(2), invert=1),
+    # unique_consecutive: zero-size dims, argument types
+    "unique_consecutive (0, 3) dim=1": lambda L: L.unique_consecutive(L.zeros(0, 3), dim=1),
+    "unique_consecutive (3, 0) dim=0": lambda L: L.unique_consecutive(L.zeros(3, 0), dim=0),
+    "unique_consecutive (0, 3) dim=0": lambda L: L.unique_consecutive(L.zeros(0, 3), dim=0,
+                                                                     return_counts=True),
+    "unique_consecutive (0, 3)": lambda L: L.unique_consecutive(L.zeros(0, 3)),
+    "unique_consecutive(x, 0)": lambda L: L.unique_consecutive(L.ones(3), 0),
+    "unique_consecutive counts str": lambda L: L.unique_consecutive(L.ones(3),
+                                                                    return_counts="a"),
+    "unique_consecutive dim=True": lambda L: L.unique_consecutive(L.ones(3), dim=True),
+    "unique_consecutive dim float": lambda L: L.unique_consecutive(L.ones(3), dim=0.0),
+    "unique_consecutive np.int64 dim": lambda L: L.unique_consecutive(
+        L.tensor([1.0, 1.0, 2.0]), return_inverse=True, dim=np.int64(0)),
+    # unfold of a 0-d tensor
+    "0-d unfold size 0": lambda L: L.tensor(5.0).unfold(0, 0, 1),
+    "0-d unfold size 1": lambda L: L.tensor(5.0).unfold(0, 1, 1),
+    # hsplit / vsplit / dsplit keywords and counts, tensor_split's argument checks
+    "hsplit sections=": lambda L: _shapes(L.hsplit(S34(L), sections=2)),
+    "vsplit indices=": lambda L: _shapes(L.vsplit(S34(L), indices=[1])),
+    "dsplit method sections=": lambda L: _shapes(L.ones(1, 2, 2).dsplit(sections=1)),
+    "hsplit indices_or_sections=": lambda L: L.hsplit(S34(L), indices_or_sections=2),
+    "hsplit indices=int": lambda L: L.hsplit(S34(L), indices=2),
+    "hsplit sections=list": lambda L: L.hsplit(S34(L), sections=[1]),
+    "hsplit two specs": lambda L: L.hsplit(S34(L), (2,), sections=2),
+    "vsplit 0-d tensor": lambda L: _shapes(L.vsplit(S34(L), L.tensor(3))),
+    "vsplit 0-d int32 tensor": lambda L: _shapes(L.vsplit(S34(L), L.tensor(1, dtype=L.int32))),
+    "vsplit 0-d float tensor": lambda L: L.vsplit(S34(L), L.tensor(1.0)),
+    "vsplit 0-d bool tensor": lambda L: L.vsplit(S34(L), L.tensor(True)),
+    "vsplit sections= 0-d tensor": lambda L: _shapes(L.vsplit(S34(L), sections=L.tensor(3))),
+    "tensor_split indices=int": lambda L: L.tensor_split(S10(L), indices=3),
+    "tensor_split sections=list": lambda L: L.tensor_split(S10(L), sections=[3]),
+    "tensor_split indices_or_sections=": lambda L: L.tensor_split(S10(L),
+                                                                 indices_or_sections=3),
+    "tensor_split indices=tensor": lambda L: L.tensor_split(S10(L), indices=L.tensor([3])),
+    "tensor_split tensor_indices_or_sections=int": lambda L: L.tensor_split(
+        S10(L), tensor_indices_or_sections=3),
+    "tensor_split sections= 0-d tensor": lambda L: _shapes(L.tensor_split(
+        S10(L), sections=L.tensor(3))),
+    "tensor_split 1-element tensors in list": lambda L: _shapes(L.tensor_split(
+        S10(L), [L.tensor([3]), L.tensor(4), L.tensor([[5]], dtype=L.int32), 6])),
+    "tensor_split float tensor in list": lambda L: L.tensor_split(S10(L), [L.tensor([3.0])]),
+    "tensor_split 2-element tensor in list": lambda L: L.tensor_split(S10(L),
+                                                                      [L.tensor([3, 4])]),
+    "tensor_split list input": lambda L: L.tensor_split([1, 2], 2),
+    "hsplit list input": lambda L: L.hsplit([1, 2], 2),
+    "vsplit None input": lambda L: L.vsplit(None, 2),
+    "dsplit list input": lambda L: L.dsplit([[[1]]], [1]),
+    # tril_indices / triu_indices arguments
+    "tril_indices 0-d tensors": lambda L: L.tril_indices(L.tensor(3), L.tensor(2, dtype=L.int32),
+                                                        L.tensor(1)),
+    "tril_indices 1-d tensor row": lambda L: L.tril_indices(L.tensor([3]), 3),
+    "tril_indices float tensor row": lambda L: L.tril_indices(L.tensor(3.0), 3),
+    "tril_indices pin_memory=False": lambda L: L.tril_indices(3, 3, pin_memory=False),
+    "tril_indices pin_memory=True": lambda L: L.tril_indices(3, 3, dtype=L.float32,
+                                                            pin_memory=True),
+    "tril_indices requires_grad=True": lambda L: L.tril_indices(3, 3, requires_grad=True),
+    "triu_indices requires_grad=False": lambda L: L.triu_indices(3, 4, 1, requires_grad=False),
+    "tril_indices float dtype requires_grad": lambda L: L.tril_indices(3, 3, dtype=L.float32,
+                                                                      requires_grad=True),
+    "tril_indices negative row, float dtype": lambda L: L.tril_indices(-1, 3, dtype=L.float32),
+    "triu_indices negative col, requires_grad": lambda L: L.triu_indices(3, -1,
+                                                                        requires_grad=True),
+    "tril_indices requires_grad=1": lambda L: L.tril_indices(3, 3, requires_grad=1),
+    "tril_indices 2**40 x 0": lambda L: L.tril_indices(2 ** 40, 0),
+    "triu_indices 0 x 2**40": lambda L: L.triu_indices(0, 2 ** 40),
+    "tril_indices tall, one column": lambda L: L.tril_indices(2 ** 40 + 2, 1, -2 ** 40),
+    "triu_indices wide, far offset": lambda L: L.triu_indices(3, 2 ** 40 + 2, 2 ** 40),
+}
+
+
+@pytest.mark.parametrize("case", list(AS_TORCH))
+def test_arguments_and_results_as_torch(torch, case):
+    assert _outcome(tg, AS_TORCH[case]) == _outcome(torch, AS_TORCH[case])
+
+
+@pytest.mark.parametrize("rc", [(r, c, o) for r in range(5) for c in range(5)
+                                for o in range(-6, 7)])
+def test_tril_triu_indices_values_as_torch(torch, rc):
+    for fn in ("tril_indices", "triu_indices"):
+        assert getattr(tg, fn)(*rc).tolist() == getattr(torch, fn)(*rc).tolist()
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_unique_consecutive_dim_layout_as_torch(torch, dim):
+    data = np.repeat(np.arange(24).reshape(2, 3, 4), 2, axis=dim)
+    ours, theirs = (L.unique_consecutive(L.tensor(data), dim=dim) for L in (tg, torch))
+    assert plain(ours) == plain(theirs)
+    assert ours.stride() == theirs.stride()
+    assert ours.is_contiguous() == theirs.is_contiguous()
+
+
+def _chain(t):
+    names, n = [], t.grad_fn
+    while n is not None and n.name() != "MulBackward0":
+        names.append(n.name())
+        n = n.next_functions[0][0]
+    return names
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (0,), (2, 0)])
+def test_block_diag_double_backward_records_torch_nodes(torch, shape):
+    out = []
+    for L in (tg, torch):
+        a = L.ones(shape, dtype=L.float64, requires_grad=True)
+        (g,) = L.autograd.grad(L.block_diag(L.ones(1, 1), a).pow(2).sum(), a,
+                               create_graph=True)
+        out.append((_chain(g), plain(g)))
+    assert out[0] == out[1]
+
+
+def test_cartesian_prod_records_clone_as_torch(torch):
+    out = []
+    for L in (tg, torch):
+        ts = [L.tensor([1.0, 2.0], requires_grad=True), L.tensor([3.0, 4.0, 5.0])]
+        y = L.cartesian_prod(*ts)
+        out.append([[n.name(), *(m.name() for m, _ in n.next_functions if m is not None)]
+                    for n, _ in y.grad_fn.next_functions if n is not None])
+    assert out[0] == out[1]
+
+
+def test_unfold_0d_size_0_gradient(torch):
+    out = []
+    for L in (tg, torch):
+        x = L.tensor(5.0, requires_grad=True)
+        (g,) = L.autograd.grad(x.unfold(0, 0, 1).sum() + x * 0, x)
+        out.append(plain(g))
+    assert out[0] == out[1]

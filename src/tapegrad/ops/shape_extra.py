@@ -14,12 +14,13 @@ import itertools
 import numpy as np
 
 from .. import _dtype
+from .._factories import _check_pin_memory, _write_out
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim
 from .indexing import BasicIndex
 from .scatter import _atleast, _tensor_list, meshgrid
-from .shape import expand, stack
+from .shape import UnsafeView, clone, expand, stack
 
 
 # ---- tensor_split, hsplit, vsplit, dsplit ---------------------------------------------------------
@@ -32,16 +33,68 @@ def _slices(input, bounds, d):
                  itertools.pairwise(bounds))
 
 
+def _int_of(v):
+    """``v`` as torch's int parser reads it (an int, a NumPy integer, or an integer tensor of one
+    element, bool excluded), or None."""
+    if isinstance(v, Tensor):
+        a = v._data
+        return int(a.reshape(-1)[0]) if a.size == 1 and a.dtype.kind in "iu" else None
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        return None
+    return int(v)
+
+
 def _int_list(v, fn, arg):
     out = []
     for k, s in enumerate(v):
-        if isinstance(s, Tensor) and s._data.ndim == 0 and s._data.dtype.kind in "iu":
-            s = int(s._data)
-        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+        n = _int_of(s)
+        if n is None:
+            what = (f"a {s.numel()}-element {s.dtype} Tensor" if isinstance(s, Tensor) else
+                    type(s).__name__)
             raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__} at pos {k}")
-        out.append(int(s))
+                            f"of type {what} at pos {k} (an element may be an int or an "
+                            f"integer tensor of one element)")
+        out.append(n)
     return out
+
+
+def _invalid(fn, input, given, expected):
+    got = ", ".join([type(input).__name__] + [f"{k}={type(v).__name__}" if k else
+                                              type(v).__name__ for k, v in given])
+    return TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but "
+                     f"expected {expected}")
+
+
+_NOT_GIVEN = object()
+
+
+def _split_spec(fn, input, spec, sections, indices, tensor=_NOT_GIVEN, *, takes_tensor=False):
+    """Which of torch's overloads a split call picks: ("sections", n), ("indices", list) or
+    ("tensor", Tensor); TypeError as torch's parser for a non-Tensor input, a value the keyword's
+    overload does not take, or not exactly one of them (``indices_or_sections=`` is no keyword
+    of torch's: the parameter is positional-only). ``takes_tensor``: tensor_split's tensor
+    overload exists (``tensor`` its keyword's value)."""
+    with_tensor = takes_tensor
+    expected = ("(Tensor input, int sections | tuple of ints indices"
+                f"{' | Tensor tensor_indices_or_sections, int dim=0' if with_tensor else ''}); "
+                f"the keywords are sections=, indices="
+                f"{' and tensor_indices_or_sections=' if with_tensor else ''}")
+    given = [(k, v) for k, v in ((None, spec), ("sections", sections), ("indices", indices),
+                                 ("tensor_indices_or_sections", tensor))
+             if v is not _NOT_GIVEN]
+    if not isinstance(input, Tensor) or len(given) != 1:
+        raise _invalid(fn, input, given, expected)
+    kind, v = given[0]
+    # (a count may be a 0-d integer tensor; a positional tensor to tensor_split is its own
+    # overload, checked there)
+    as_int = _int_of(v) if not isinstance(v, Tensor) or v._data.ndim == 0 else None
+    if kind in (None, "tensor_indices_or_sections") and with_tensor and isinstance(v, Tensor):
+        return "tensor", v
+    if kind in (None, "sections") and as_int is not None:
+        return "sections", as_int
+    if kind in (None, "indices") and isinstance(v, (list, tuple)):
+        return "indices", _int_list(v, fn, "indices")
+    raise _invalid(fn, input, given, expected)
 
 
 def _by_sections(input, sections, d, fn):
@@ -58,16 +111,17 @@ def _by_sections(input, sections, d, fn):
 
 
 @op("tensor_split")
-def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
-                 tensor_indices_or_sections=None):
+def tensor_split(input, indices_or_sections=_NOT_GIVEN, /, dim=0, *, sections=_NOT_GIVEN,
+                 indices=_NOT_GIVEN, tensor_indices_or_sections=_NOT_GIVEN):
     """Split ``input`` along ``dim`` into views, as numpy.array_split.
 
-    ``indices_or_sections`` (or the keyword ``sections``, ``indices`` or
-    ``tensor_indices_or_sections``, as torch's overloads name it) is either an int n: n pieces,
-    the first ``size % n`` of them one element longer (pieces past the end are empty); or a
-    list / tuple of ints: the pieces ``[0:i0], [i0:i1], ..., [ik:]`` with Python slice rules
-    (negative indices count from the end; an index before the previous gives an empty piece);
-    or an int64 tensor, 0-d (as an int) or 1-D (as a list).
+    ``indices_or_sections`` (positional; as keywords torch's overloads take ``sections=`` an
+    int, ``indices=`` a list / tuple, ``tensor_indices_or_sections=`` a tensor) is either an
+    int n (or a 0-d integer tensor, for ``sections=``): n pieces, the first ``size % n`` of
+    them one element longer (pieces past the end are empty); or a list / tuple of ints (an
+    element may be an integer tensor of one element): the pieces ``[0:i0], [i0:i1], ...,
+    [ik:]`` with Python slice rules (negative indices count from the end; an index before the
+    previous gives an empty piece); or an int64 tensor, 0-d (as an int) or 1-D (as a list).
 
     Result: a tuple of views of ``input`` (its dtype; shared storage and version counter), each
     with its own SliceBackward0 node, as torch. Derivative (derivatives.yaml slice:
@@ -77,13 +131,10 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
         RuntimeError: a 0-d input; sections <= 0; a tensor of indices that is not int64 or has
             more than 1 dim; as torch.
         IndexError: ``dim`` out of range.
-        TypeError: indices or sections of another type (a float, say)."""
-    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
-             if v is not None]
-    if len(given) != 1:
-        raise TypeError(f"tensor_split() takes one of indices_or_sections, sections, indices or "
-                        f"tensor_indices_or_sections, got {len(given)}")
-    spec = given[0]
+        TypeError: a non-Tensor input; indices or sections of another type (a float, say), or
+            of a type its keyword does not take (``indices=3``, ``sections=[3]``), as torch."""
+    kind, spec = _split_spec("tensor_split", input, indices_or_sections, sections, indices,
+                             tensor_indices_or_sections, takes_tensor=True)
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"tensor_split(): argument 'dim' must be int, not {type(dim).__name__}")
     nd = input._data.ndim
@@ -91,7 +142,7 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims (reshape it to 1-D first, e.g. x.reshape(1))")
     d = _wrap_dim(int(dim), nd, "tensor_split")
-    if isinstance(spec, Tensor):
+    if kind == "tensor":
         t = spec._data
         if t.ndim > 1:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
@@ -101,60 +152,58 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
                                f"of long, but got {_dtype.scalar_name(t.dtype)} (convert it "
                                f"with .long())")
-        spec = int(t) if t.ndim == 0 else [int(v) for v in t]
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-        return _by_sections(input, int(spec), d, "tensor_split")
-    if not isinstance(spec, (list, tuple)):
-        raise TypeError(f"tensor_split() received an invalid combination of arguments - got "
-                        f"(Tensor, {type(spec).__name__}): expected an int, a tuple of ints or "
-                        f"an int64 tensor")
-    return _slices(input, [0, *_int_list(spec, "tensor_split", "indices"), None], d)
+        kind, spec = ("sections", int(t)) if t.ndim == 0 else ("indices", [int(v) for v in t])
+    if kind == "sections":
+        return _by_sections(input, spec, d, "tensor_split")
+    return _slices(input, [0, *spec, None], d)
 
 
-def _directional_split(fn, min_dims, dim_of, input, indices_or_sections):
+def _directional_split(fn, min_dims, dim_of, input, spec, sections, indices):
+    kind, spec = _split_spec(fn, input, spec, sections, indices)
     nd = input._data.ndim
     if nd < min_dims:
         raise RuntimeError(f"torch.{fn} requires a tensor with at least {min_dims} dimension, but "
                            f"got a tensor with {nd} dimensions!")
     d = dim_of(nd)
-    spec = indices_or_sections
-    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+    if kind == "sections":
         n = input._data.shape[d]
         if spec == 0 or n % spec:
             raise RuntimeError(f"torch.{fn} attempted to split along dimension {d}, but the size "
                                f"of the dimension {n} is not divisible by the split_size {spec}! "
                                f"(tensor_split allows uneven pieces)")
-        return _by_sections(input, int(spec), d, fn)
-    if not isinstance(spec, (list, tuple)):
-        raise TypeError(f"{fn}() received an invalid combination of arguments - got (Tensor, "
-                        f"{type(spec).__name__}): expected an int or a tuple of ints")
-    return _slices(input, [0, *_int_list(spec, fn, "indices"), None], d)
+        return _by_sections(input, spec, d, fn)
+    return _slices(input, [0, *spec, None], d)
 
 
 _DIRECTIONAL = """{what}: ``tensor_split(input, indices_or_sections, dim={dim})`` for an int
-    ``indices_or_sections`` that divides the dim's size, or a list / tuple of indices. A tuple of
-    views with a SliceBackward0 node each, as torch (see :func:`tensor_split`).
+    ``indices_or_sections`` (or a 0-d integer tensor) that divides the dim's size, or a list /
+    tuple of indices. As keywords, torch's overloads take ``sections=`` (the int) and
+    ``indices=`` (the list); ``indices_or_sections`` is positional only. A tuple of views with a
+    SliceBackward0 node each, as torch (see :func:`tensor_split`).
 
     Raises:
         RuntimeError: an input of fewer than {nd} dims; an int that does not divide the dim's
             size (0 included), as torch.
-        TypeError: anything but an int or a list / tuple of ints (torch takes no tensor here)."""
+        TypeError: a non-Tensor input; anything but an int or a list / tuple of ints (a tensor
+            of more than one element included), or a value its keyword does not take."""
 
 
 @op("hsplit")
-def hsplit(input, indices_or_sections):
+def hsplit(input, indices_or_sections=_NOT_GIVEN, /, *, sections=_NOT_GIVEN, indices=_NOT_GIVEN):
     return _directional_split("hsplit", 1, lambda nd: 1 if nd > 1 else 0, input,
-                              indices_or_sections)
+                              indices_or_sections, sections, indices)
 
 
 @op("vsplit")
-def vsplit(input, indices_or_sections):
-    return _directional_split("vsplit", 2, lambda nd: 0, input, indices_or_sections)
+def vsplit(input, indices_or_sections=_NOT_GIVEN, /, *, sections=_NOT_GIVEN, indices=_NOT_GIVEN):
+    return _directional_split("vsplit", 2, lambda nd: 0, input, indices_or_sections, sections,
+                              indices)
 
 
 @op("dsplit")
-def dsplit(input, indices_or_sections):
-    return _directional_split("dsplit", 3, lambda nd: 2, input, indices_or_sections)
+def dsplit(input, indices_or_sections=_NOT_GIVEN, /, *, sections=_NOT_GIVEN, indices=_NOT_GIVEN):
+    return _directional_split("dsplit", 3, lambda nd: 2, input, indices_or_sections, sections,
+                              indices)
 
 
 hsplit.__doc__ = _DIRECTIONAL.format(what="Split along dim 1 (dim 0 for a 1-D input)",
@@ -270,7 +319,24 @@ class BlockDiag(ArrayFunction, name="BlockDiagBackward0"):
     @staticmethod
     def backward(ctx, g):
         # (the engine casts each block to its input's dtype, as torch's)
-        return (*(g[r:r + h, c:c + w].reshape(shape) for r, h, c, w, shape in ctx.spans), None)
+        return (*(_block_grad(g, *span) for span in ctx.spans), None)
+
+
+def _block_grad(g, r, h, c, w, shape):
+    """One input's block of the gradient, built from the ops torch's block_diag_backward uses,
+    so that create_graph records its nodes: a slice per dim (SliceBackward0 twice), then for a
+    0-d input two squeeze(-1) (SqueezeBackward1); a 1-D input's (1, k) block is summed to (k,)
+    as torch's engine does for a gradient of another shape (SumBackward1, ViewBackward0); an
+    empty 1-D input gets fresh zeros (no node), as torch."""
+    if shape == (0,):
+        return _make(np.zeros(0, g._data.dtype))
+    block = BasicIndex.apply(BasicIndex.apply(g, (slice(r, r + h),)),
+                             (slice(None), slice(c, c + w)))
+    if len(shape) == 0:
+        return block.squeeze(-1).squeeze(-1)
+    if len(shape) == 1:
+        return block.squeeze(-1).sum(0, keepdim=True).view(shape)
+    return block
 
 
 def _as_2d(shape):
@@ -307,8 +373,9 @@ def cartesian_prod(*tensors):
     """The Cartesian product of 1-D tensors of one dtype, as itertools.product: shape
     (prod of lengths, number of tensors), the last tensor varying fastest; a single tensor is
     returned as is (the same object), as torch. Built as torch builds it, from a meshgrid
-    (indexing 'ij') whose flattened grids are stacked along dim 1 (StackBackward0), so the
-    derivative sums each input's entries over the rows they appear in.
+    (indexing 'ij') whose flattened grids are stacked along dim 1 (StackBackward0; an expanded
+    grid is flattened through CloneBackward0 and UnsafeViewBackward0, as torch's reshape), so
+    the derivative sums each input's entries over the rows they appear in.
 
     Raises:
         RuntimeError: no tensors; a tensor that is not 1-D; tensors of different dtypes.
@@ -320,83 +387,186 @@ def cartesian_prod(*tensors):
                                f"(cartesian_prod takes 1-D tensors; flatten the others first)")
     if len(ts) == 1:
         return ts[0]
-    return stack([g.flatten() for g in meshgrid(*ts, indexing="ij")], 1)
+    return stack([_flatten_as_torch(g) for g in meshgrid(*ts, indexing="ij")], 1)
+
+
+def _flatten_as_torch(g):
+    """``g.flatten()`` recording torch's nodes: a grid that cannot be viewed flat (an expanded
+    one) goes through torch's reshape path, clone then _unsafe_view (CloneBackward0 below
+    UnsafeViewBackward0), where tapegrad's own reshape copies inside one UnsafeViewBackward0."""
+    if g._data.flags.c_contiguous:
+        return g.flatten()
+    return UnsafeView.apply(clone(g), (g._data.size,))
 
 
 # ---- tril_indices, triu_indices -------------------------------------------------------------------
-def _index_pairs(fn, row, col, offset, dtype, pick):
-    for name, v in (("row", row), ("col", col), ("offset", offset)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            pos = ("row", "col", "offset").index(name) + 1
+def _triangle(row, col, offset, lower):
+    """The (rows, cols) of the triangle, built row by row from each row's column range, so the
+    work is the result's size (np.tril_indices builds a row x col mask first: 8 TiB for
+    ``tril_indices(2**40, 0)``, whose result is empty)."""
+    if row == 0 or col == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # rows that hold at least one entry: lower, col j <= i + offset; upper, j >= i + offset
+    first, stop = (max(0, -offset), row) if lower else (0, min(row, col - offset))
+    i = np.arange(first, max(first, stop), dtype=np.int64)
+    lo = np.zeros_like(i) if lower else np.maximum(i + offset, 0)
+    hi = np.minimum(i + offset + 1, col) if lower else np.full_like(i, col)
+    counts = hi - lo
+    rows = np.repeat(i, counts)
+    row_start = np.repeat(np.cumsum(counts) - counts, counts)
+    return rows, np.arange(rows.size, dtype=np.int64) - row_start + np.repeat(lo, counts)
+
+
+def _index_pairs(fn, row, col, offset, dtype, pin_memory, requires_grad, lower):
+    args = []
+    for pos, (name, v) in enumerate((("row", row), ("col", col), ("offset", offset)), 1):
+        # (torch's int parser also takes a 0-d integer tensor)
+        n = int(v._data) if (isinstance(v, Tensor) and v._data.ndim == 0 and
+                             v._data.dtype.kind in "iu") else v
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
             raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not "
                             f"{type(v).__name__}")
+        args.append(int(n))
+    row, col, offset = args
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"{fn}(): argument 'requires_grad' must be bool, not "
+                        f"{type(requires_grad).__name__}")
+    # (torch's order: the sizes, then pin_memory, then the dtype, then requires_grad)
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{v} ({fn}: the matrix shape is "
+                               f"({row}, {col}))")
+    _check_pin_memory(pin_memory)
     dt = _dtype.to_dtype(dtype) if dtype is not None else _dtype.to_dtype("int64")
     if dt.np not in (np.dtype(np.int64), np.dtype(np.int32)):
         raise NotImplementedError(f"\"{fn}\" not implemented for '{_dtype.scalar_name(dt.np)}' "
                                   f"(dtype must be tapegrad.int64 or tapegrad.int32, got "
                                   f"tapegrad.{dt.name})")
-    for name, v in (("row", row), ("col", col)):
-        if v < 0:
-            raise RuntimeError(f"{name} must be non-negative, got{v} ({fn}: the matrix shape is "
-                               f"({row}, {col}))")
-    r, c = pick(int(row), int(offset), int(col))
-    return _make(np.stack([r, c]).astype(dt.np).reshape(2, -1))
+    if requires_grad:
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require "
+                           f"gradients ({fn} gives integer indices: drop requires_grad=True)")
+    r, c = _triangle(row, col, offset, lower)
+    return _make(np.stack([r, c]).astype(dt.np))
 
 
 @op("tril_indices", method=False)
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _index_pairs("tril_indices", row, col, offset, dtype, np.tril_indices)
+def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+    return _index_pairs("tril_indices", row, col, offset, dtype, pin_memory, requires_grad, True)
 
 
 @op("triu_indices", method=False)
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    return _index_pairs("triu_indices", row, col, offset, dtype, np.triu_indices)
+def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                 requires_grad=False):
+    return _index_pairs("triu_indices", row, col, offset, dtype, pin_memory, requires_grad,
+                        False)
 
 
 _INDICES = """The (row, column) coordinates of the {part} triangle of a row x col matrix (on and
     {side} diagonal ``offset``; > 0 above the main one, < 0 below), as a (2, N) tensor in
-    row-major order, int64 unless ``dtype`` (int32 or int64) says otherwise. Not
-    differentiable.
+    row-major order, int64 unless ``dtype`` (int32 or int64) says otherwise. row, col and
+    offset may be ints or 0-d integer tensors. The work is the result's size, so a huge matrix
+    with an empty triangle (``{fn}(2**40, 0)``) costs nothing. Not differentiable.
 
     Raises:
-        RuntimeError: a negative row or col.
-        NotImplementedError: a dtype other than int32 / int64 (as torch).
-        TypeError: a row, col or offset that is not an int."""
-tril_indices.__doc__ = _INDICES.format(part="lower", side="below")
-triu_indices.__doc__ = _INDICES.format(part="upper", side="above")
+        RuntimeError: a negative row or col; ``pin_memory=True`` (no accelerator);
+            ``requires_grad=True`` (an integer result); checked in that order, as torch.
+        NotImplementedError: a dtype other than int32 / int64 (as torch), checked after
+            pin_memory and before requires_grad.
+        TypeError: a row, col or offset that is not an int; a non-bool requires_grad."""
+tril_indices.__doc__ = _INDICES.format(part="lower", side="below", fn="tril_indices")
+triu_indices.__doc__ = _INDICES.format(part="upper", side="above", fn="triu_indices")
 
 
 # ---- isin ---------------------------------------------------------------------------------------
 def _isin_number(v):
-    return isinstance(v, (bool, int, float)) and not isinstance(v, Tensor)
+    return isinstance(v, (bool, int, float, np.integer, np.floating)) and not isinstance(v, Tensor)
+
+
+def _isin_operands(args, kw):
+    """``elements`` and ``test_elements`` from a call's arguments, by torch's three overloads:
+    (Tensor elements, Tensor test_elements), (Tensor elements, Scalar test_element) and
+    (Scalar element, Tensor test_elements); a keyword must be the name its value's overload
+    uses (``isin(x, test_element=2.)``, ``isin(element=2., test_elements=x)``)."""
+    def bad():
+        got = ", ".join([type(a).__name__ for a in args] +
+                        [f"{k}={type(v).__name__}" for k, v in kw.items()])
+        return TypeError(f"isin() received an invalid combination of arguments - got ({got}), "
+                         f"but expected (Tensor elements, Tensor test_elements), (Tensor "
+                         f"elements, Number test_element) or (Number element, Tensor "
+                         f"test_elements), each with keywords assume_unique, invert (bool) and "
+                         f"out")
+    if len(args) > 2:
+        raise bad()
+    vals, kinds = [], []
+    for pos, (tensor_name, number_name) in enumerate((("elements", "element"),
+                                                      ("test_elements", "test_element"))):
+        if pos < len(args):
+            if tensor_name in kw or number_name in kw:
+                raise bad()
+            v, kind = args[pos], None
+        elif (tensor_name in kw) + (number_name in kw) == 1:
+            kind = tensor_name if tensor_name in kw else number_name
+            v = kw[kind]
+        else:
+            raise bad()
+        vals.append(v)
+        kinds.append(kind)
+    if set(kw) - {k for k in kinds if k}:
+        raise bad()
+    for v, kind, (tensor_name, number_name) in zip(vals, kinds, (("elements", "element"),
+                                                              ("test_elements",
+                                                               "test_element"))):
+        if isinstance(v, Tensor) and kind not in (None, tensor_name):
+            raise bad()
+        if _isin_number(v) and kind not in (None, number_name):
+            raise bad()
+    a, b = vals
+    if not ((isinstance(a, Tensor) and (isinstance(b, Tensor) or _isin_number(b))) or
+            (_isin_number(a) and isinstance(b, Tensor))):
+        raise bad()
+    return a, b
 
 
 @op("isin", method=False)
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element of ``elements`` is in ``test_elements`` (either, not both, may be a
-    number): a bool tensor of ``elements``' shape, ``~`` that with ``invert=True``. The values
-    compare in the two operands' promoted dtype; NaN is in nothing. ``assume_unique`` is a
-    speed hint (the result is the same). Not differentiable.
+def isin(*args, assume_unique=False, invert=False, out=None, **kw):
+    """isin(elements, test_elements, *, assume_unique=False, invert=False, out=None)
+
+    Whether each element of ``elements`` is in ``test_elements`` (either, not both, may be a
+    number; as torch's overloads, the keyword for a number is ``element`` / ``test_element``):
+    a bool tensor of ``elements``' shape, ``~`` that with ``invert=True``. The values compare in
+    the two operands' promoted dtype; NaN is in nothing. ``assume_unique`` is a speed hint (the
+    result is the same). ``out``: a bool tensor the result is written into and returned. Not
+    differentiable.
 
     Raises:
-        TypeError: two numbers, or an operand that is neither a Tensor nor a number.
-        RuntimeError: a bool operand ("Unsupported input type encountered for isin(): Bool", as
-            torch)."""
-    if not ((isinstance(elements, Tensor) and
-             (isinstance(test_elements, Tensor) or _isin_number(test_elements))) or
-            (_isin_number(elements) and isinstance(test_elements, Tensor))):
-        raise TypeError(f"isin() received an invalid combination of arguments - got "
-                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
-                        f"expected a Tensor and a Tensor or a number")
+        TypeError: two numbers, an operand that is neither a Tensor nor a number, a keyword
+            that is not its overload's, a non-bool ``assume_unique`` / ``invert``, a non-Tensor
+            ``out``.
+        RuntimeError: a bool operand, Python's True / False included ("Unsupported input type
+            encountered for isin(): Bool", as torch); an ``out`` that is not bool."""
+    elements, test_elements = _isin_operands(args, kw)
+    for name, v in (("assume_unique", assume_unique), ("invert", invert)):
+        if not isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"isin(): argument '{name}' must be bool, not {type(v).__name__}")
+    if out is not None and not isinstance(out, Tensor):
+        raise TypeError(f"isin(): argument 'out' must be Tensor, not {type(out).__name__}")
     dt = _dtype.result_type(elements, test_elements).np
     for v in (elements, test_elements):
-        if isinstance(v, Tensor) and v._data.dtype.kind == "b":
+        if isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and
+                                                v._data.dtype.kind == "b"):
             raise RuntimeError("Unsupported input type encountered for isin(): Bool (convert "
-                               "the bool operand with .long() first)")
+                               "the bool operand to an integer first, e.g. .long() or int())")
     a, b = (np.asarray(v._data if isinstance(v, Tensor) else v).astype(dt, copy=False)
             for v in (elements, test_elements))
-    return _make(np.asarray(np.isin(a, b, assume_unique=bool(assume_unique),
-                                    invert=bool(invert))))
+    r = np.asarray(np.isin(a, b, assume_unique=bool(assume_unique), invert=bool(invert)))
+    if out is None:
+        return _make(r)
+    if out._data.dtype != np.bool_:
+        raise RuntimeError(f"Expected out tensor to have dtype bool, but got "
+                           f"tapegrad.{_dtype.from_numpy_dtype(out._data.dtype).name} instead "
+                           f"(isin(out=...) takes a bool tensor)")
+    return _write_out(out, r, "isin", warn_resize=True)
 
 
 # ---- unique_consecutive ---------------------------------------------------------------------------
@@ -422,12 +592,14 @@ class UniqueConsecutive(ArrayFunction, name="UniqueConsecutiveBackward0"):
         inv = np.cumsum(starts, dtype=np.int64) - 1
         cnt = np.diff(np.append(np.flatnonzero(starts), n)).astype(np.int64)
         if d is None:
-            vals = flat[starts]
+            vals = np.ascontiguousarray(flat[starts])
             inv = inv.reshape(x.shape)
         else:
-            vals = np.moveaxis(moved[starts], 0, d)
+            # (torch's layout: contiguous with dim d first, then moved back into place, so for
+            # d != 0 the result is not contiguous: shape (2, 3, 4), d=2 has strides (3, 1, 6))
+            vals = np.moveaxis(np.ascontiguousarray(moved[starts]), 0, d)
         ctx.mark_non_differentiable(inv, cnt)
-        return np.ascontiguousarray(vals), inv, cnt
+        return vals, inv, cnt
 
     @staticmethod
     def backward(ctx, *grads):
@@ -441,21 +613,41 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     ``dim``, the result keeping the other dims. With ``return_inverse``: also the int64 index of
     each element's run (input's shape; for ``dim``, 1-D of that dim's length); with
     ``return_counts``: the int64 run lengths; the result is then a tuple. NaNs never compare
-    equal. Not differentiable: an input that requires grad gives values with a
-    UniqueConsecutiveBackward0 node whose backward raises NotImplementedError, as torch.
+    equal. With ``dim``, the values are laid out as torch's: contiguous with ``dim`` first, then
+    moved into place (so not contiguous for dim != 0). Not differentiable: an input that
+    requires grad gives values with a UniqueConsecutiveBackward0 node whose backward raises
+    NotImplementedError, as torch.
 
     Raises:
         IndexError: ``dim`` out of range, or any ``dim`` for a 0-d input.
-        TypeError: ``input`` not a Tensor."""
+        RuntimeError: with ``dim``, a size-0 dim other than ``dim`` ("There are 0 sized
+            dimensions, and they aren't selected"), as torch.
+        TypeError: ``input`` not a Tensor; ``return_inverse`` / ``return_counts`` not a bool
+            (so ``unique_consecutive(x, 0)`` is refused: dim is the fourth argument); ``dim``
+            not an int (a bool included)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"unique_consecutive(): argument 'input' (position 1) must be Tensor, "
                         f"not {type(input).__name__}")
+    for name, v in (("return_inverse", return_inverse), ("return_counts", return_counts)):
+        if not isinstance(v, bool):
+            raise TypeError(f"unique_consecutive(): argument '{name}' must be bool, not "
+                            f"{type(v).__name__} (the dim is the fourth argument: pass it as "
+                            f"dim=...)")
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
+        raise TypeError(f"unique_consecutive(): argument 'dim' must be int, not "
+                        f"{type(dim).__name__}")
     d = None
     if dim is not None:
         if input._data.ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions "
                              "(unique_consecutive of a 0-d tensor takes no dim)")
-        d = _wrap_dim(dim, input._data.ndim, "unique_consecutive")
+        d = _wrap_dim(int(dim), input._data.ndim, "unique_consecutive")
+        shape = input._data.shape
+        if any(n == 0 for k, n in enumerate(shape) if k != d):
+            raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so "
+                               f"unique cannot be applied (unique_consecutive: dim={d} of shape "
+                               f"{list(shape)}; runs along dim {d} of an empty slice are "
+                               f"undefined)")
     vals, inv, cnt = UniqueConsecutive.apply(input, d)
     out = (vals,) + ((inv,) if return_inverse else ()) + ((cnt,) if return_counts else ())
     return out[0] if len(out) == 1 else out
@@ -464,7 +656,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 # ---- Tensor.unfold --------------------------------------------------------------------------------
 def _windows(x, d, size, step):
     if x.ndim == 0:
-        return x.reshape(1)
+        # (torch: shape (size,), so size 0 gives an empty window list, size 1 the element)
+        return x.reshape(1)[:size]
     n = (x.shape[d] - size) // step + 1
     st = x.strides
     return np.lib.stride_tricks.as_strided(
@@ -496,7 +689,8 @@ class UnfoldGrad(ArrayFunction, name="UnfoldBackwardBackward0"):
         ctx.args = (d, size, step)
         out = np.zeros(shape, g.dtype)
         if not shape:
-            out[()] = g[0]
+            # (g has shape (size,): the element, or nothing for size 0)
+            out[()] = g.sum()
             return out
         n = g.shape[d]
         pre = (slice(None),) * d
@@ -511,8 +705,8 @@ class UnfoldGrad(ArrayFunction, name="UnfoldBackwardBackward0"):
 
 def unfold(self, dimension, size, step):
     """The windows of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim:
-    shape ``(..., (n - size) // step + 1, ..., size)`` with n the dim's size (a 0-d tensor is read
-    as shape (1,)). A view of self sharing its storage (windows overlap when step < size).
+    shape ``(..., (n - size) // step + 1, ..., size)`` with n the dim's size (a 0-d tensor gives
+    shape (size,), size 0 or 1, as torch). A view of self sharing its storage (windows overlap when step < size).
     Derivative (derivatives.yaml unfold: unfold_backward): each window's gradient added back
     into zeros of self's shape (UnfoldBackward0; UnfoldBackwardBackward0 under create_graph).
 

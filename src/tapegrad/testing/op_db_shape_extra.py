@@ -16,21 +16,28 @@ def s_tensor_split(make, dt):
             S(make(5), (_i(2),), name="tensor_sections"),
             S(make(2, 5), (_i([1, 3]), 1), name="tensor_indices"),
             S(make(0, 3), (2,), name="empty"),
-            S(make(4, 3).T, (2, 1), name="noncontig")]
+            S(make(4, 3).T, (2, 1), name="noncontig"),
+            S(make(7), ([_i([2]), _i(4), 5],), name="one_element_tensor_indices"),
+            S(make(7), (), {"sections": _i(3)}, name="sections_kw_0d_tensor")]
 
 
 def s_hsplit(make, dt):
     return [S(make(2, 6), (3,), name="2d"), S(make(6), (2,), name="1d"),
-            S(make(2, 4, 3), ([1, 3],), name="indices"), S(make(2, 0), (1,), name="empty")]
+            S(make(2, 4, 3), ([1, 3],), name="indices"), S(make(2, 0), (1,), name="empty"),
+            S(make(2, 6), (), {"sections": 2}, name="sections_kw"),
+            S(make(2, 6), (), {"indices": [1]}, name="indices_kw"),
+            S(make(2, 6), (_i(3),), name="0d_tensor_sections")]
 
 
 def s_vsplit(make, dt):
     return [S(make(6, 2), (3,), name="sections"), S(make(4, 3, 2), ([1, -1],), name="indices"),
-            S(make(0, 3), (1,), name="empty")]
+            S(make(0, 3), (1,), name="empty"),
+            S(make(6, 2), (), {"indices": [1, -1]}, name="indices_kw")]
 
 
 def s_dsplit(make, dt):
-    return [S(make(2, 3, 4), (2,), name="sections"), S(make(1, 2, 5), ([2],), name="indices")]
+    return [S(make(2, 3, 4), (2,), name="sections"), S(make(1, 2, 5), ([2],), name="indices"),
+            S(make(1, 2, 4), (), {"sections": 2}, name="sections_kw")]
 
 
 def s_atleast(make, dt):
@@ -67,7 +74,9 @@ def s_cartesian_prod(make, dt):
 def s_tril_indices(make, dt):
     return [S(3, (3,), name="square"), S(3, (5, 1), name="wide_offset"),
             S(5, (2, -2), name="tall_negative_offset"), S(3, (3, -5), name="empty_by_offset"),
-            S(0, (4,), name="no_rows"), S(4, (3,), {"dtype": Attr("int32")}, name="int32")]
+            S(0, (4,), name="no_rows"), S(4, (3,), {"dtype": Attr("int32")}, name="int32"),
+            S(_i(4), (_i(3), _i(-1)), name="0d_tensors"),
+            S(2 ** 40, (0,), name="huge_without_columns")]
 
 
 def s_isin(make, dt):
@@ -79,7 +88,8 @@ def s_isin(make, dt):
             S(_i([1, 4]), (4,), name="number_test"),
             S(4, (_i([1, 4]),), name="number_element"),
             S(_i([1, 2, 3]), (_i([3, 1]),), {"assume_unique": True}, name="assume_unique"),
-            S(_i(np.zeros((0, 2))), (_i([1]),), name="empty")]
+            S(_i(np.zeros((0, 2))), (_i([1]),), name="empty"),
+            S(_i([1, 4]), (), {"test_element": 4}, name="test_element_kw")]
 
 
 def s_unique_consecutive(make, dt):
@@ -91,13 +101,15 @@ def s_unique_consecutive(make, dt):
             S(rows.T.copy(), (), {**kw, "dim": -1}, name="negdim"),
             S(_a(5.0, dt), (), kw, name="0d"), S(make(0, 3), (), {**kw, "dim": 0}, name="empty"),
             S(_a([np.nan, np.nan, 1.0], dt), (), {"return_counts": True}, name="nan"),
-            S(np.array([True, True, False]), (), {"return_inverse": True}, name="bool")]
+            S(np.array([True, True, False]), (), {"return_inverse": True}, name="bool"),
+            S(make(2, 3, 4), (), {"dim": 2}, name="dim_last_layout")]
 
 
 def s_unfold(make, dt):
     return [S(make(8), (0, 3, 2), name="overlap_free"), S(make(7), (0, 3, 1), name="overlap"),
             S(make(3, 5), (-1, 2, 2), name="negdim"), S(make(4, 3), (0, 2, 3), name="step_gt"),
             S(make(), (0, 1, 1), name="0d"), S(make(4), (0, 0, 1), name="size0"),
+            S(make(), (0, 0, 1), name="0d_size0"),
             S(make(0, 2), (0, 0, 1), name="empty"),
             S(make(4, 3).T, (1, 3, 1), name="noncontig")]
 
