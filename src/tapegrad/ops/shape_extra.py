@@ -498,29 +498,22 @@ def _isin_operands(args, kw):
                          f"out")
     if len(args) > 2:
         raise bad()
-    vals, kinds = [], []
-    for pos, (tensor_name, number_name) in enumerate((("elements", "element"),
-                                                      ("test_elements", "test_element"))):
-        if pos < len(args):
-            if tensor_name in kw or number_name in kw:
+    vals, used = [], 0
+    for pos, names in enumerate((("elements", "element"), ("test_elements", "test_element"))):
+        given = [n for n in names if n in kw]
+        if pos < len(args) and not given:
+            vals.append(args[pos])
+        elif pos >= len(args) and len(given) == 1:
+            v = kw[given[0]]
+            # (the plural names a Tensor's overload, the singular a number's)
+            if given[0] != names[0 if isinstance(v, Tensor) else 1]:
                 raise bad()
-            v, kind = args[pos], None
-        elif (tensor_name in kw) + (number_name in kw) == 1:
-            kind = tensor_name if tensor_name in kw else number_name
-            v = kw[kind]
+            vals.append(v)
+            used += 1
         else:
             raise bad()
-        vals.append(v)
-        kinds.append(kind)
-    if set(kw) - {k for k in kinds if k}:
+    if used != len(kw):
         raise bad()
-    for v, kind, (tensor_name, number_name) in zip(vals, kinds, (("elements", "element"),
-                                                              ("test_elements",
-                                                               "test_element"))):
-        if isinstance(v, Tensor) and kind not in (None, tensor_name):
-            raise bad()
-        if _isin_number(v) and kind not in (None, number_name):
-            raise bad()
     a, b = vals
     if not ((isinstance(a, Tensor) and (isinstance(b, Tensor) or _isin_number(b))) or
             (_isin_number(a) and isinstance(b, Tensor))):
