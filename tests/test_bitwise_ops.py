@@ -225,6 +225,7 @@ AS_TORCH = {
     "uint8 &= 2**64": lambda L: L.tensor([1, 2], dtype=L.uint8).bitwise_and_(2 ** 64),
     "int64 & 1j": lambda L: L.tensor([1, 2]) & 1j,
     "bitwise_or(int64, 1j)": lambda L: L.bitwise_or(L.tensor([1, 2]), 1j),
+    "1j & int64": lambda L: 1j & L.tensor([1, 2]),
     "int64 &= 1j": lambda L: operator.iand(L.tensor([1, 2]), 1j),
     "int64 & np.uint64 above int64": lambda L: L.tensor([1, 2]) & np.uint64(2 ** 63 + 1),
     "int64 & np.uint64": lambda L: L.tensor([1, 2]) & np.uint64(3),

@@ -80,7 +80,8 @@ def _operands(fn, input, other):
                     for v in (input, other))
     ok = (isinstance(input, Tensor) and (isinstance(other, Tensor) or _number(other))) or \
          (_number(input) and isinstance(other, Tensor))
-    if not ok and isinstance(input, Tensor) and isinstance(other, complex):
+    if not ok and any(isinstance(a, Tensor) and isinstance(b, complex)
+                      for a, b in ((input, other), (other, input))):
         # (tapegrad has no complex dtype; torch computes in ComplexFloat and its kernel refuses)
         raise NotImplementedError(f"\"{_KERNELS[fn]}\" not implemented for 'ComplexFloat' "
                                   f"({fn}: a complex number makes the operands complex; it takes "
