@@ -279,6 +279,7 @@ AS_TORCH = {
     "tensor_split 1-element tensors in list": lambda L: _shapes(L.tensor_split(
         S10(L), [L.tensor([3]), L.tensor(4), L.tensor([[5]], dtype=L.int32), 6])),
     "tensor_split float tensor in list": lambda L: L.tensor_split(S10(L), [L.tensor([3.0])]),
+    "tensor_split bool tensor in list": lambda L: L.tensor_split(S10(L), [L.tensor([True])]),
     "tensor_split 2-element tensor in list": lambda L: L.tensor_split(S10(L),
                                                                       [L.tensor([3, 4])]),
     "tensor_split list input": lambda L: L.tensor_split([1, 2], 2),

@@ -48,6 +48,11 @@ def _int_list(v, fn, arg):
     out = []
     for k, s in enumerate(v):
         n = _int_of(s)
+        if n is None and isinstance(s, Tensor) and s._data.size == 1 and \
+                s._data.dtype.kind == "b":
+            # (torch's parser takes it as a scalar, then finds it is not integral)
+            raise RuntimeError(f"{fn}(): element {k} of '{arg}' is a bool tensor; an index "
+                               f"must be integral (convert it with .long())")
         if n is None:
             what = (f"a {s.numel()}-element {s.dtype} Tensor" if isinstance(s, Tensor) else
                     type(s).__name__)
@@ -129,7 +134,7 @@ def tensor_split(input, indices_or_sections=_NOT_GIVEN, /, dim=0, *, sections=_N
 
     Raises:
         RuntimeError: a 0-d input; sections <= 0; a tensor of indices that is not int64 or has
-            more than 1 dim; as torch.
+            more than 1 dim; a one-element bool tensor in an index list; as torch.
         IndexError: ``dim`` out of range.
         TypeError: a non-Tensor input; indices or sections of another type (a float, say), or
             of a type its keyword does not take (``indices=3``, ``sections=[3]``), as torch."""
