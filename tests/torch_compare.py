@@ -1,5 +1,7 @@
 """Running one program on tapegrad and on torch and comparing what came out: values, dtype and
 shape of each tensor, or the type of the exception raised (shared by the surface tests)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -23,6 +25,28 @@ def raised(lib, fn):
     except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
         return e
     pytest.fail(f"no error from {lib.__name__}")
+
+
+def error_of(lib, fn):
+    """(type name, message) of the exception ``fn(lib)`` raises, warnings silenced; (None, "")
+    when it raises none."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn(lib)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__, str(e)
+    return None, ""
+
+
+def raises_as_torch(torch, fn):
+    """fn(tapegrad) raises what fn(torch) raises (the same exception type's name); torch must
+    raise (else the case is wrong). Returns tapegrad's message."""
+    got, msg = error_of(tg, fn)
+    ref, _ = error_of(torch, fn)
+    assert ref is not None, "torch accepts this: the case is wrong"
+    assert got == ref, (got, msg, ref)
+    return msg
 
 
 def plain(r):

@@ -299,26 +299,32 @@ def bitwise_not_(self):
 
 # ---- operators: NotImplemented for an operand type they do not take (Python then raises
 # TypeError), so that other types' reflected operators get their turn
+def _dunder_operand(other):
+    """``other`` as the operators take it (a NumPy scalar or array as a Tensor operand), or
+    NotImplemented for a type they do not take."""
+    if _big_uint(other):
+        return NotImplemented
+    if isinstance(other, (np.generic, np.ndarray)):
+        return coerce_operand(other)
+    if not isinstance(other, (Tensor, bool, int, float, complex)):
+        return NotImplemented
+    return other
+
+
 def _dunder(fn, reflected=False):
     def f(self, other):
-        if _big_uint(other):
-            return NotImplemented
-        if isinstance(other, (np.generic, np.ndarray)):
-            other = coerce_operand(other)
-        elif not isinstance(other, (Tensor, bool, int, float, complex)):
-            return NotImplemented
+        other = _dunder_operand(other)
+        if other is NotImplemented:
+            return other
         return _binary(fn, other, self) if reflected else _binary(fn, self, other)
     return f
 
 
 def _idunder(fn):
     def f(self, other):
-        if _big_uint(other):
-            return NotImplemented
-        if isinstance(other, (np.generic, np.ndarray)):
-            other = coerce_operand(other)
-        elif not isinstance(other, (Tensor, bool, int, float, complex)):
-            return NotImplemented
+        other = _dunder_operand(other)
+        if other is NotImplemented:
+            return other
         return _binary_inplace(fn, self, other)
     return f
 
