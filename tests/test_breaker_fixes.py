@@ -997,3 +997,31 @@ def test_a_read_only_grad_is_refused_by_name():
         (x * 2).sum().backward()
     assert x.grad is g
     np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
+
+
+LEAF_VIEW_WRITES = {
+    "row": lambda b: b[0],
+    "transpose": lambda b: b.t(),
+    "reshape of the transpose": lambda b: b.t().reshape(3, 2),
+    "flat": lambda b: b.reshape(6),
+}
+
+
+def _write_into_a_view_of_a_leaf_made_of_a_view(lib, view):
+    b = lib.arange(6.0).reshape(2, 3).requires_grad_()     # (a leaf that is itself a view)
+    try:
+        view(b).mul_(2)
+    except RuntimeError as e:
+        return "raised", str(e).split(".")[0]
+    (b * 1).sum().backward()
+    return "ran", b.grad
+
+
+@pytest.mark.parametrize("case", list(LEAF_VIEW_WRITES))
+def test_in_place_on_a_view_of_a_leaf_that_is_a_view_raises_as_torch(case):
+    # (it ran, and the leaf's gradient was lost: the write went to the base's graph)
+    expected = ("raised", "a view of a leaf Variable that requires grad is being used in an "
+                          "in-place operation")
+    assert _write_into_a_view_of_a_leaf_made_of_a_view(tg, LEAF_VIEW_WRITES[case]) == expected
+    torch = pytest.importorskip("torch")
+    assert _write_into_a_view_of_a_leaf_made_of_a_view(torch, LEAF_VIEW_WRITES[case]) == expected

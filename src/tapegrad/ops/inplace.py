@@ -54,7 +54,10 @@ def check_writable(x, opname, operands=()):
                 f"({opname} on {_name(x)}.) For a parameter update, wrap it in "
                 f"`with tapegrad.no_grad():`; otherwise call .clone() first and modify the copy.")
         b = x._base
-        if b is not None and b.grad_fn is None and b._requires_grad:
+        # (torch's check: the view requires grad and its base is a leaf; a base that does not
+        # require grad counts too, as a view of it requires grad only below a leaf made of a
+        # view, ``a.reshape(2, 3).requires_grad_()``, whose gradient would be lost)
+        if b is not None and b.grad_fn is None and (b._requires_grad or x._requires_grad):
             raise RuntimeError(
                 f"a view of a leaf Variable that requires grad is being used in an in-place "
                 f"operation. ({opname} on a view of shape {list(x._data.shape)} of a leaf of shape "
