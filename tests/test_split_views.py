@@ -485,3 +485,22 @@ def _reshaped(lib, case):
 def test_reshape_is_a_view_whenever_the_strides_allow_one_as_torch(case):
     torch = pytest.importorskip("torch")
     assert _reshaped(tg, case) == _reshaped(torch, case)
+
+
+def _copying_reshape_chain(lib, how):
+    b = lib.arange(24.0).reshape(4, 6).requires_grad_()
+    y = {"reshape": lambda: b.t().reshape(-1), "flatten": lambda: b.t().flatten(),
+         "slice": lambda: b[:, 1:4].reshape(-1), "unflatten": lambda: b.t().unflatten(1, (2, 2)),
+         "unflatten, contiguous": lambda: b.unflatten(1, (2, 3))}[how]()
+    chain, n = [], y.grad_fn
+    while n is not None:
+        chain.append(n.name())
+        n = n.next_functions[0][0] if n.next_functions else None
+    return chain, y.stride()
+
+
+@pytest.mark.parametrize("how", ["reshape", "flatten", "slice", "unflatten",
+                                 "unflatten, contiguous"])
+def test_a_copying_reshape_records_clone_then_unsafe_view_and_unflatten_a_view_as_torch(how):
+    torch = pytest.importorskip("torch")
+    assert _copying_reshape_chain(tg, how) == _copying_reshape_chain(torch, how)

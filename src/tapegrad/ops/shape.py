@@ -76,12 +76,14 @@ class View(ArrayFunction, name="ViewBackward0", view=True):
 
 
 class UnsafeView(ArrayFunction, name="UnsafeViewBackward0"):
-    """Reshape that had to copy (non-contiguous input). derivatives.yaml: grad.reshape(self.sizes())."""
+    """The new shape of a reshape's C-order copy (reshape calls it on the input's clone, as
+    torch's ``_unsafe_view(self.clone(contiguous_format), shape)``): the copy's array in that
+    shape, not a view to autograd. derivatives.yaml _unsafe_view: grad.reshape(self.sizes())."""
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return np.reshape(x, shape).copy()
+        return x.reshape(shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -97,15 +99,15 @@ class ReshapeAlias(View, name="ReshapeAliasBackward0"):
 def reshape(input, *shape):
     """Same values in a new shape (one dim may be -1), as torch's reshape: a view when the
     strides allow one (ViewBackward0 for a contiguous input, ReshapeAliasBackward0 for another,
-    e.g. a transpose reshaped to its own shape), else a copy (UnsafeViewBackward0). RuntimeError
-    when the element count does not match."""
+    e.g. a transpose reshaped to its own shape), else a C-order copy (CloneBackward0, then
+    UnsafeViewBackward0, as torch). RuntimeError when the element count does not match."""
     shape = infer_shape(_shape_arg(shape, "reshape"), input._data.size, "reshape")
     arr = input._data
     if arr.flags.c_contiguous:
         return View.apply(input, shape)
     if _viewable(arr, shape):
         return ReshapeAlias.apply(input, shape)
-    return UnsafeView.apply(input, shape)
+    return UnsafeView.apply(Clone.apply(input), shape)
 
 
 def view(input, *shape):
@@ -178,12 +180,13 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 @op("unflatten")
 def unflatten(input, dim, sizes):
-    """Split dim ``dim`` into ``sizes`` (one may be -1); a view when possible. RuntimeError when
-    the sizes do not multiply to the dim's size."""
+    """Split dim ``dim`` into ``sizes`` (one may be -1): a view (ViewBackward0, as torch's,
+    whatever the input's strides: one dim split always has strides). RuntimeError when the
+    sizes do not multiply to the dim's size."""
     d = _wrap_dim(dim, input._data.ndim, "unflatten")
     shp = input._data.shape
     sizes = infer_shape(tuple(sizes), shp[d], "unflatten")
-    return reshape(input, shp[:d] + sizes + shp[d + 1:])
+    return View.apply(input, shp[:d] + sizes + shp[d + 1:])
 
 
 class Permute(ArrayFunction, name="PermuteBackward0", view=True):

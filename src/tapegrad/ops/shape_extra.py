@@ -20,7 +20,7 @@ from ._registry import op
 from ._util import Tensor, _make, _wrap_dim
 from .indexing import BasicIndex
 from .scatter import _atleast, _tensor_list, meshgrid
-from .shape import UnsafeView, clone, expand, stack
+from .shape import expand, stack
 
 
 # ---- tensor_split, hsplit, vsplit, dsplit ---------------------------------------------------------
@@ -392,16 +392,7 @@ def cartesian_prod(*tensors):
                                f"(cartesian_prod takes 1-D tensors; flatten the others first)")
     if len(ts) == 1:
         return ts[0]
-    return stack([_flatten_as_torch(g) for g in meshgrid(*ts, indexing="ij")], 1)
-
-
-def _flatten_as_torch(g):
-    """``g.flatten()`` recording torch's nodes: a grid that cannot be viewed flat (an expanded
-    one) goes through torch's reshape path, clone then _unsafe_view (CloneBackward0 below
-    UnsafeViewBackward0), where tapegrad's own reshape copies inside one UnsafeViewBackward0."""
-    if g._data.flags.c_contiguous:
-        return g.flatten()
-    return UnsafeView.apply(clone(g), (g._data.size,))
+    return stack([g.flatten() for g in meshgrid(*ts, indexing="ij")], 1)
 
 
 # ---- tril_indices, triu_indices -------------------------------------------------------------------
