@@ -1020,8 +1020,8 @@ def _write_into_a_view_of_a_leaf_made_of_a_view(lib, view):
 @pytest.mark.parametrize("case", list(LEAF_VIEW_WRITES))
 def test_in_place_on_a_view_of_a_leaf_that_is_a_view_raises_as_torch(case):
     # (it ran, and the leaf's gradient was lost: the write went to the base's graph)
-    expected = ("raised", "a view of a leaf Variable that requires grad is being used in an "
-                          "in-place operation")
+    expected = ("raised", ("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation"))
     assert _write_into_a_view_of_a_leaf_made_of_a_view(tg, LEAF_VIEW_WRITES[case]) == expected
     torch = pytest.importorskip("torch")
     assert _write_into_a_view_of_a_leaf_made_of_a_view(torch, LEAF_VIEW_WRITES[case]) == expected

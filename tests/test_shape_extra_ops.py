@@ -221,8 +221,8 @@ def _shapes(pieces):
     return [tuple(p.shape) for p in pieces]
 
 
-S10 = lambda L: L.tensor(np.arange(10.0))   # noqa: E731
-S34 = lambda L: L.tensor(X[:3, :4])         # noqa: E731
+S10 = lambda L: L.tensor(np.arange(10.0))
+S34 = lambda L: L.tensor(X[:3, :4])
 
 AS_TORCH = {
     # isin: out=, bool Python scalars, the scalar overloads' keyword names

@@ -46,7 +46,7 @@ xlogy = _PUBLIC["xlogy"]
 logsumexp = _PUBLIC["logsumexp"]
 
 
-def round(input, *, decimals=0):  # noqa: A001 - torch.special's name
+def round(input, *, decimals=0):  # (torch.special's name, shadowing the builtin here)
     """Round to ``decimals`` places (halves to even), as ``tapegrad.round``, but recorded on
     RoundBackward1 whatever ``decimals`` is (torch.special.round always calls round.decimals).
     Result: input's shape and dtype. Derivative (derivatives.yaml round.decimals): zero.

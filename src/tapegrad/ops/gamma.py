@@ -137,7 +137,7 @@ _STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 /
              -3617 / 122400)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lgamma1p_coefficients():
     """(-1)^k (zeta(k) - 1) / k for k = 2..30, zeta(k) - 1 being zeta(k, 2); computed once, on
     first use, rather than at import."""
