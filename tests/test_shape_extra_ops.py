@@ -366,3 +366,15 @@ def test_unfold_0d_size_0_gradient(torch):
         (g,) = L.autograd.grad(x.unfold(0, 0, 1).sum() + x * 0, x)
         out.append(plain(g))
     assert out[0] == out[1]
+
+
+def _cartesian_graph(lib, lengths):
+    ts = [lib.arange(float(n), requires_grad=True) for n in lengths]
+    y = lib.cartesian_prod(*ts)
+    return [(f.name(), [g.name() for g, _ in f.next_functions if g is not None])
+            for f, _ in y.grad_fn.next_functions]
+
+
+@pytest.mark.parametrize("lengths", [(1, 2), (2, 1), (2, 3)])
+def test_cartesian_prod_records_torchs_graph_for_length_one_inputs_too(torch, lengths):
+    assert _cartesian_graph(tg, lengths) == _cartesian_graph(torch, lengths)
