@@ -1,6 +1,7 @@
 """tapegrad.linalg beyond the op database: errors (type and message against torch), LinAlgError,
 the named tuples, the top-level aliases and Tensor methods, det's gradient at singular matrices
 (plain and create_graph) and the info outputs of inv_ex / cholesky_ex."""
+import math
 import warnings
 
 import numpy as np
@@ -297,3 +298,22 @@ def test_empty_matrices_match_torch(torch):
             theirs = f(torch, torch.zeros(*shape))
             assert tuple(ours.shape) == tuple(theirs.shape)
             np.testing.assert_array_equal(_arr(ours), theirs.numpy())
+
+
+def _empty_matrix_norms(lib):
+    out = []
+    for o in (2, 1, math.inf, -1, -math.inf, -2, "nuc", "fro"):
+        for shp in ((0, 3), (2, 3, 0), (3, 0)):
+            for keepdim in (False, True):
+                a = lib.ones(shp, requires_grad=True)
+                try:
+                    r = lib.linalg.matrix_norm(a, o, keepdim=keepdim)
+                    out.append((str(o), shp, keepdim, tuple(r.shape), r.tolist(),
+                                r.grad_fn is None))
+                except IndexError:
+                    out.append((str(o), shp, keepdim, "IndexError"))
+    return out
+
+
+def test_matrix_norms_of_empty_matrices_as_torch(torch):
+    assert _empty_matrix_norms(tapegrad) == _empty_matrix_norms(torch)

@@ -640,7 +640,7 @@ def _svdvals_norm(A, ord, d0, d1, keepdim, dtype):
     if ord == "nuc":
         r = _sum(s, -1, keepdim)
     else:
-        r = (amax if ord > 0 else amin)(s, -1, keepdim)
+        r = _max_or_min(s, -1, ord, keepdim)
     if keepdim:
         r = r.unsqueeze(-1).permute(*np.argsort(perm).tolist())
     return r
@@ -678,7 +678,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     AminBackward0) of a 1-norm vector_norm; 'nuc' (sum of the singular values: SumBackward1),
     2 / -2 (largest / smallest singular value: amax / amin) of the singular values
     (LinalgSvdBackward0, derivatives.yaml svd_backward). ``keepdim``: keep both dims as size 1
-    (for the singular-value norms through a permute, PermuteBackward0, as torch).
+    (for the singular-value norms through a permute, PermuteBackward0, as torch). Over empty
+    matrices the positive max-type orders (2, 1, inf) give 0, as torch's, and the min-type ones
+    raise IndexError where their amin meets an empty dim.
 
     Raises RuntimeError for fewer than 2 dims, non-floating input, an unsupported order or a
     bad ``dim``."""
@@ -705,7 +707,21 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if not keepdim and d0 < d1:
         d1 -= 1
     col = vector_norm_checked(A, 1, d0, keepdim, dtype)
-    return (amax if ord > 0 else amin)(col, d1, keepdim)
+    return _max_or_min(col, d1, ord, keepdim)
+
+
+def _max_or_min(v, d, ord, keepdim):
+    """amax (``ord`` > 0) or amin of ``v`` over dim ``d``, as torch's matrix_norm takes them: a
+    largest-value norm over an empty dim is 0 (the norm of an empty matrix), a new tensor with
+    no history as torch's; amin of an empty dim raises IndexError, as amin."""
+    if ord > 0 and v._data.shape[d] == 0:
+        shape = list(v._data.shape)
+        if keepdim:
+            shape[d] = 1
+        else:
+            del shape[d]
+        return _make(np.zeros(shape, v._data.dtype))
+    return (amax if ord > 0 else amin)(v, d, keepdim)
 
 
 def _fmt_ord(o):
