@@ -1915,14 +1915,23 @@ def xlogy(input, other):
     other: grad * input / other (XlogyBackward0; XlogyBackward1 for a number input; XlogyBackward2 for a number
     other). TypeError for two numbers or a non-number operand; RuntimeError for shapes that do
     not broadcast."""
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        return Xlogy.apply(input, other)
-    if isinstance(input, Tensor) and _number(other):
-        return XlogyNumberOther.apply(input, other)
-    if _number(input) and isinstance(other, Tensor):
-        return XlogyNumberSelf.apply(input, other)
-    raise TypeError(f"xlogy() received an invalid combination of arguments - got "
-                    f"({type(input).__name__}, {type(other).__name__})")
+    return by_operands("xlogy", input, other, Xlogy, XlogyNumberOther, XlogyNumberSelf)
+
+
+def by_operands(name, input, other, both, number_other, number_self):
+    """``input`` and ``other`` through the Function that takes their kinds, as torch's Tensor /
+    Scalar overloads: ``both`` for two Tensors, ``number_other`` for (Tensor, number),
+    ``number_self`` for (number, Tensor); TypeError, naming op ``name``, for anything else."""
+    if isinstance(input, Tensor):
+        if isinstance(other, Tensor):
+            return both.apply(input, other)
+        if _number(other):
+            return number_other.apply(input, other)
+    elif _number(input) and isinstance(other, Tensor):
+        return number_self.apply(input, other)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"({type(input).__name__}, {type(other).__name__}): expected (Tensor, "
+                    f"Tensor), (Number, Tensor) or (Tensor, Number)")
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",

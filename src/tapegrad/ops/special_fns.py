@@ -20,11 +20,11 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from . import pointwise as P
-from ._util import Tensor, _make, float_result, to_float
+from ._util import _make, float_result, to_float
 from .gamma import _zeta_f64
 from .losses import AddScalar, MulScalar
 from .pointwise import _horner, erf, exp
-from .scatter import _need_tensor, _number, _xlogy_dtype
+from .scatter import _need_tensor, _xlogy_dtype, by_operands
 from .special_extra import _erfc_array, _erfinv_numpy
 
 _SQRT1_2 = 0.70710678118654752440
@@ -151,15 +151,7 @@ def xlog1py(input, other):
     Raises:
         TypeError: two numbers, or an operand that is neither a Tensor nor a number.
         RuntimeError: shapes that do not broadcast."""
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        return Xlog1py.apply(input, other)
-    if isinstance(input, Tensor) and _number(other):
-        return Xlog1pyNumberOther.apply(input, other)
-    if _number(input) and isinstance(other, Tensor):
-        return Xlog1pyNumberSelf.apply(input, other)
-    raise TypeError(f"special_xlog1py() received an invalid combination of arguments - got "
-                    f"({type(input).__name__}, {type(other).__name__}): expected (Tensor, "
-                    f"Tensor), (Number, Tensor) or (Tensor, Number)")
+    return by_operands("special_xlog1py", input, other, Xlog1py, Xlog1pyNumberOther, Xlog1pyNumberSelf)
 
 
 # ---- ndtr ---------------------------------------------------------------------------------------
@@ -450,12 +442,4 @@ def zeta(input, other):
     Raises:
         TypeError: two numbers, or an operand that is neither a Tensor nor a number.
         RuntimeError: shapes that do not broadcast."""
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        return Zeta.apply(input, other)
-    if isinstance(input, Tensor) and _number(other):
-        return ZetaNumberOther.apply(input, other)
-    if _number(input) and isinstance(other, Tensor):
-        return ZetaNumberSelf.apply(input, other)
-    raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
-                    f"({type(input).__name__}, {type(other).__name__}): expected (Tensor, "
-                    f"Tensor), (Number, Tensor) or (Tensor, Number)")
+    return by_operands("special_zeta", input, other, Zeta, ZetaNumberOther, ZetaNumberSelf)
