@@ -115,18 +115,24 @@ def _inv_batch(a):
     try:
         return np.linalg.inv(a), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
-        pass
+        # (our LU may round a pivot to nonzero where LAPACK's was zero: then blame the last)
+        return _each_matrix(a, np.linalg.inv, lambda m: _lu_info(m) or a.shape[-1])
+
+
+def _each_matrix(a, f, info_of):
+    """``f`` over the (n, n) matrices of the (*, n, n) array ``a`` one at a time, once ``f`` of
+    the whole batch failed: (results, info int32 of the batch shape), where a matrix ``f``
+    refuses (LinAlgError) gives NaN and ``info_of(matrix)`` as its info, 0 elsewhere."""
     n = a.shape[-1]
     flat = a.reshape(_batch_size(a), n, n)
     out = np.empty_like(flat)
     info = np.zeros(len(flat), np.int32)
     for k, m in enumerate(flat):
         try:
-            out[k] = np.linalg.inv(m)
+            out[k] = f(m)
         except np.linalg.LinAlgError:
             out[k] = np.nan
-            # (our LU may round a pivot to nonzero where LAPACK's was zero: then blame the last)
-            info[k] = _lu_info(m) or n
+            info[k] = info_of(m)
     return out.reshape(a.shape), info.reshape(a.shape[:-2])
 
 
@@ -417,16 +423,8 @@ def _cholesky_batch(a, upper):
         f, info = np.linalg.cholesky(m), np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
         n = a.shape[-1]
-        flat = m.reshape(_batch_size(a), n, n)
-        f = np.empty_like(flat)
-        info = np.zeros(len(flat), np.int32)
-        for k, mk in enumerate(flat):
-            try:
-                f[k] = np.linalg.cholesky(mk)
-            except np.linalg.LinAlgError:
-                f[k] = np.nan
-                info[k] = next((j for j in range(1, n + 1) if not _is_pd(mk[:j, :j])), n)
-        f, info = f.reshape(a.shape), info.reshape(a.shape[:-2])
+        f, info = _each_matrix(m, np.linalg.cholesky, lambda mk: next(
+            (j for j in range(1, n + 1) if not _is_pd(mk[:j, :j])), n))
     return (np.swapaxes(f, -1, -2) if upper else f), info
 
 
