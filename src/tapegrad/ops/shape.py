@@ -100,7 +100,9 @@ def reshape(input, *shape):
     """Same values in a new shape (one dim may be -1), as torch's reshape: a view when the
     strides allow one (ViewBackward0 for a contiguous input, ReshapeAliasBackward0 for another,
     e.g. a transpose reshaped to its own shape), else a C-order copy (CloneBackward0, then
-    UnsafeViewBackward0, as torch). RuntimeError when the element count does not match."""
+    UnsafeViewBackward0, as torch). Result: input's dtype, ``shape``'s shape. Derivative
+    (derivatives.yaml view, _reshape_alias, _unsafe_view): the gradient reshaped back to the
+    input's shape. RuntimeError when the element count does not match."""
     shape = infer_shape(_shape_arg(shape, "reshape"), input._data.size, "reshape")
     arr = input._data
     if arr.flags.c_contiguous:
