@@ -9,7 +9,7 @@ Each repetition of each workload runs once per framework, each in its own fresh 
 machine load hits all three alike. Thread settings are the same for all (OMP/OPENBLAS/MKL env
 vars and torch.set_num_threads) and recorded. A worker reports the median of its timed
 iterations; the tables report the median over repetitions, and each ratio as the median over
-repetitions of that repetition's ratio (:func:`ratio`); W3 runs three times per repetition
+repetitions of that repetition's ratio (:func:`ratio`); W3 runs nine times per repetition
 (``REPEAT_FACTOR``: its target is closer than its repetitions spread). The first repetition also saves the
 first iteration's loss and gradients of each framework, compared here (max abs difference).
 
@@ -80,11 +80,13 @@ DEFAULT_THREAD_JOBS = {"W3-dt"}
 JOB_FRAMEWORKS = {"W3-mm": ("tapegrad", "numpy"), "W8-cold": ("tapegrad", "numpy")}
 # jobs run this many times per repetition: W3's target (1.05x NumPy) is closer than its
 # repetitions spread. Its eight products (9 of its 10 ms, the same NumPy calls in tapegrad and
-# the hand-written step) run at a speed set by each fresh process (8.8 to 9.6 ms), so one
-# repetition's ratio moves by 5 to 10% (0.64x to 1.22x in the run of 2026-12-02 02:41), and the
-# median of 11 moved from 1.04x to 1.09x between runs of the same code; three times the
-# repetitions cut that by 1/sqrt(3) (the median's spread goes as 1/sqrt(n))
-REPEAT_FACTOR = {"W3": 3}
+# the hand-written step) run at a speed that drifts with the machine's load over seconds: four
+# sets of W3's arrays timed in turns in one process agree within 1%, while processes a second
+# apart differ by up to 10%. So one repetition's ratio moves by 5 to 10% (0.76x to 1.43x in the
+# runs of 2026-12-02), and the median of 33 runs moved from 1.03x to 1.06x between two runs of
+# the same code; nine times the repetitions cut the median's spread by 1/3 (it goes as
+# 1/sqrt(n)), for about 5 minutes more a full run
+REPEAT_FACTOR = {"W3": 9}
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
