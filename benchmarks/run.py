@@ -357,7 +357,7 @@ def numpy_ratio_applies(row):
 
 
 def _more_reps(meta):
-    """The jobs run more often than ``repeats`` (REPEAT_FACTOR), for the header: " (W3: 33)"."""
+    """The jobs run more often than ``repeats`` (REPEAT_FACTOR), for the header: " (W3: 99)"."""
     more = meta.get("repeats_by_job") or {}
     return f" ({', '.join(f'{j}: {n}' for j, n in more.items())})" if more else ""
 
