@@ -14,8 +14,9 @@ from ._dtype import (bool, double, dtype, float, float16, float32, float64,  # n
                      get_default_dtype, half, int, int8, int16, int32, int64, long, promote_types,
                      set_default_dtype, short, uint8)
 from ._size import Size
-from ._memory_format import (channels_last, channels_last_3d, contiguous_format, memory_format,
-                             preserve_format)
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, jagged, layout,
+                             memory_format, preserve_format, sparse_bsc, sparse_bsr, sparse_coo,
+                             sparse_csc, sparse_csr, strided)
 from ._device import device
 from ._tensor import Tensor
 from ._tensor_str import get_printoptions, set_printoptions

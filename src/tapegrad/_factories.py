@@ -28,6 +28,7 @@ from . import _dtype
 from ._dtype import overflows
 from ._memory_format import (
     check_format,
+    check_layout,
     contiguous_format,
     empty_in_format,
     plain_c_order,
@@ -522,6 +523,7 @@ def _factory_kwargs(name, kw):
     if bad:
         raise TypeError(f"{name}() got an unexpected keyword argument {bad[0]!r}")
     _check_pin_memory(kw.get("pin_memory", False))
+    check_layout(kw.get("layout"), name)
     return kw.get("size")
 
 
@@ -804,11 +806,12 @@ def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False, **
 # *_like
 # ---------------------------------------------------------------------------------------------
 
-def _like(input, dtype, device, name):
+def _like(input, dtype, device, name, layout):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     _check_device(device, name)
+    check_layout(layout, name)
     return input._data.shape, (input._data.dtype if dtype is None else _dtype.to_dtype(dtype).np)
 
 
@@ -834,7 +837,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     ``channels_last_3d`` for 5-D). TypeError if input is not a Tensor or memory_format is not
     one; RuntimeError for a non-CPU device, requires_grad on a non-floating dtype, or a
     channels-last format of the wrong rank."""
-    shape, npd = _like(input, dtype, device, "zeros_like")
+    shape, npd = _like(input, dtype, device, "zeros_like", layout)
     return _finish(_in_layout(np.zeros(shape, dtype=npd), input, memory_format, "zeros_like"),
                    requires_grad)
 
@@ -843,7 +846,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
               layout=None):
     """Ones with ``input``'s shape and dtype (unless ``dtype``); layout and errors as
     :func:`zeros_like`."""
-    shape, npd = _like(input, dtype, device, "ones_like")
+    shape, npd = _like(input, dtype, device, "ones_like", layout)
     return _finish(_in_layout(np.ones(shape, dtype=npd), input, memory_format, "ones_like"),
                    requires_grad)
 
@@ -852,7 +855,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
                layout=None):
     """Uninitialised tensor with ``input``'s shape and dtype; layout and errors as
     :func:`zeros_like`."""
-    shape, npd = _like(input, dtype, device, "empty_like")
+    shape, npd = _like(input, dtype, device, "empty_like", layout)
     return _finish(_in_layout(np.empty(shape, dtype=npd), input, memory_format, "empty_like"),
                    requires_grad)
 
@@ -862,7 +865,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """``fill_value`` with ``input``'s shape and dtype (unless ``dtype``): a float filled into an
     integer tensor truncates. Layout and errors as :func:`zeros_like`, plus TypeError for a
     complex fill."""
-    shape, npd = _like(input, dtype, device, "full_like")
+    shape, npd = _like(input, dtype, device, "full_like", layout)
     v = _number(fill_value, "full_like(): fill_value")
     with np.errstate(invalid="ignore", over="ignore"):
         if npd.kind in "iub" and isinstance(v, float):
@@ -1151,7 +1154,7 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     """Uniform [0, 1) samples with ``input``'s shape and dtype (unless ``dtype``). The dtype must
     be floating (NotImplementedError, a RuntimeError, otherwise); TypeError if input is not a
     Tensor. Laid out as ``memory_format`` asks, with its errors, as :func:`zeros_like`."""
-    shape, npd = _like(input, dtype, device, "rand_like")
+    shape, npd = _like(input, dtype, device, "rand_like", layout)
     _float_dtype_for("rand_like", _dtype.from_numpy_dtype(npd), "input dtype")
     arr = np.asarray(_uniform(_np_generator(generator), shape, npd))
     return _finish(_in_layout(arr, input, memory_format, "rand_like"), requires_grad)
@@ -1161,7 +1164,7 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
                memory_format=None, layout=None):
     """Standard normal samples with ``input``'s shape and dtype; layout and errors as
     :func:`rand_like`."""
-    shape, npd = _like(input, dtype, device, "randn_like")
+    shape, npd = _like(input, dtype, device, "randn_like", layout)
     _float_dtype_for("randn_like", _dtype.from_numpy_dtype(npd), "input dtype")
     arr = np.asarray(_normal(_np_generator(generator), shape, npd))
     return _finish(_in_layout(arr, input, memory_format, "randn_like"), requires_grad)
@@ -1174,7 +1177,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     errors as :func:`randint`."""
     if high is None:
         low, high = 0, low
-    shape, npd = _like(input, dtype, device, "randint_like")
+    shape, npd = _like(input, dtype, device, "randint_like", layout)
     arr = _randint_values(_np_generator(generator), _int_arg(low, "randint_like(): low"),
                           _int_arg(high, "randint_like(): high"), shape, npd, "randint_like")
     return _finish(_in_layout(arr, input, memory_format, "randint_like"), requires_grad)
@@ -1606,6 +1609,7 @@ def normal(mean, std=None, size=None, *, generator=None, out=None, dtype=None, l
     generator): reproducible with :func:`manual_seed`, but not torch's numbers."""
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     g = _np_generator(generator)
+    check_layout(layout, "normal")
     if not mt and not st:
         if std is None or size is None or not _is_num(mean) or not _is_num(std):
             raise _normal_signature_error(mean, std, size)

@@ -11,8 +11,9 @@ is_channels_last_strides), ported.
 """
 import numpy as np
 
-__all__ = ["channels_last", "channels_last_3d", "contiguous_format", "memory_format",
-           "preserve_format"]
+__all__ = ["channels_last", "channels_last_3d", "contiguous_format", "jagged", "layout",
+           "memory_format", "preserve_format", "sparse_bsc", "sparse_bsr", "sparse_coo",
+           "sparse_csc", "sparse_csr", "strided"]
 
 
 class memory_format:
@@ -34,6 +35,45 @@ contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
+
+class layout:
+    """A tensor layout (torch.layout; the module constants, not made by users). tapegrad's
+    tensors are all ``strided`` (dense, with strides); the sparse and jagged layouts exist so
+    that code naming them runs up to where it asks for one (:func:`check_layout`)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")
+
+
+def check_layout(lay, op):
+    """A factory's ``layout`` argument: None or ``strided`` pass; TypeError naming ``op`` for
+    anything but a layout (as torch's argument parser); NotImplementedError (torch's error for
+    an op its sparse backend lacks) for a sparse or jagged one, which tapegrad does not have."""
+    if lay is None or lay is strided:
+        return
+    if type(lay) is not layout:
+        raise TypeError(f"{op}(): argument 'layout' must be tapegrad.layout (tapegrad.strided), "
+                        f"not {type(lay).__name__}")
+    raise NotImplementedError(f"{op}(): tapegrad's tensors are all dense "
+                              f"(layout=tapegrad.strided); layout={lay!r} is not supported")
+
 
 # the order of a channels-last format's dims in memory, outermost first
 _CHANNELS_LAST = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}

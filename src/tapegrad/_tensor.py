@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import CPU
+from ._memory_format import strided as _STRIDED
 from ._memory_format import strides_of
 from ._size import Size
 from . import autograd as _autograd
@@ -198,6 +199,41 @@ class Tensor:
 
     @property
     def is_cuda(self):
+        return False
+
+    @property
+    def layout(self):
+        """Always ``tapegrad.strided``: tapegrad's tensors are dense arrays with strides."""
+        return _STRIDED
+
+    @property
+    def is_sparse(self):
+        """False: tapegrad has no sparse tensors (every layout is ``tapegrad.strided``)."""
+        return False
+
+    @property
+    def is_sparse_csr(self):
+        """False: tapegrad has no sparse tensors."""
+        return False
+
+    @property
+    def is_quantized(self):
+        """False: tapegrad has no quantized tensors."""
+        return False
+
+    @property
+    def is_meta(self):
+        """False: every tapegrad tensor holds its data (there is no meta device)."""
+        return False
+
+    @property
+    def is_nested(self):
+        """False: tapegrad has no nested tensors."""
+        return False
+
+    @property
+    def is_mkldnn(self):
+        """False: tapegrad has no MKL-DNN tensors."""
         return False
 
     @property

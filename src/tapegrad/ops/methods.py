@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _dtype
+from .._memory_format import check_layout
 from .._tensor import Tensor
 from ..autograd.graph import user_stacklevel
 
@@ -23,6 +24,7 @@ def _factories():
 def _new_filled(name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
+        check_layout(layout, f"new_{name}")
         f = getattr(_factories(), name)
         return f(*size, dtype=self.dtype if dtype is None else dtype, device=device,
                  requires_grad=requires_grad)
@@ -42,12 +44,12 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
              layout=None, pin_memory=False):
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype unless
     ``dtype`` is given (the value is cast to it, as torch)."""
+    check_layout(layout, "new_full")
     return _factories().full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
                              device=device, requires_grad=requires_grad)
 
 
-def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None,
-               pin_memory=False):
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is
     given. A Tensor ``data`` is copied (torch warns to use ``detach().clone()`` instead; so do
     we)."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._factories import _check_pin_memory, _write_out
+from .._memory_format import check_layout
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim
@@ -448,12 +449,14 @@ def _index_pairs(fn, row, col, offset, dtype, pin_memory, requires_grad, lower):
 @op("tril_indices", method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
                  requires_grad=False):
+    check_layout(layout, "tril_indices")
     return _index_pairs("tril_indices", row, col, offset, dtype, pin_memory, requires_grad, True)
 
 
 @op("triu_indices", method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=False,
                  requires_grad=False):
+    check_layout(layout, "triu_indices")
     return _index_pairs("triu_indices", row, col, offset, dtype, pin_memory, requires_grad,
                         False)
 
