@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ._util import Tensor
+from .shape import Unsqueeze
 
 _BASIC = (int, slice, type(None), type(Ellipsis), np.integer)
 
@@ -21,7 +22,8 @@ def _index_error(msg):
 
 
 def convert_index(index, shape):
-    """Turn a user index into a NumPy index; returns (np_index, basic, node_name)."""
+    """Turn a user index into a NumPy index; returns (np_index, basic, steps): for a basic index,
+    the views torch records for it (:func:`_basic_steps`), else None."""
     single_slice = isinstance(index, slice)
     if not isinstance(index, tuple):
         index = (index,)
@@ -65,8 +67,8 @@ def convert_index(index, shape):
         out.append(Ellipsis)
     idx = tuple(out)
     if not basic:
-        return idx, False, "IndexBackward0"
-    return idx, True, _basic_name(idx, shape, single_slice)
+        return idx, False, None
+    return idx, True, _basic_steps(idx, shape, single_slice)
 
 
 def index_tensors(index):
@@ -82,30 +84,37 @@ def index_tensors(index):
 INDEX_TENSORS = range(2, sys.maxsize)
 
 
-def _basic_name(idx, shape, single_slice):
-    """The node torch records last for a basic index. Inside a tuple, torch skips slices that
-    cover their whole dim (and returns an alias when nothing is left); a lone slice is always
-    a slice."""
+def _basic_steps(idx, shape, single_slice):
+    """The views torch records for basic index ``idx`` (NumPy's, on ``shape``), in its order: one
+    per int (SelectBackward0), per None (UnsqueezeBackward0, with torch's stride for the new dim,
+    as ``unsqueeze``) and per slice (SliceBackward0), each as (op, its argument on the previous
+    step's result: a NumPy index, or unsqueeze's dim). Inside a tuple torch skips a slice that
+    covers its whole dim, and records an alias (AliasBackward0) when nothing is left; a lone
+    slice is always recorded."""
     if single_slice:
-        return "SliceBackward0"
+        return [(BasicIndex, idx)]
     consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    name = None
-    dim = 0
+    steps = []
+    dim = 0     # the input's dim the item reads
+    at = 0      # the dim of the result so far that it acts on
     for item in idx:
         if item is Ellipsis:
             dim += len(shape) - consumed
+            at += len(shape) - consumed
         elif item is None:
-            name = "UnsqueezeBackward0"
+            steps.append((Unsqueeze, at))
+            at += 1
         elif isinstance(item, slice):
             # torch skips only a slice written from the start (start None or 0), step 1, to the end
             _, stop, step = item.indices(shape[dim])
             if not (item.start in (None, 0) and stop == shape[dim] and step == 1):
-                name = "SliceBackward0"
+                steps.append((BasicIndex, (slice(None),) * at + (item, Ellipsis)))
             dim += 1
+            at += 1
         else:
-            name = "SelectBackward0"
+            steps.append((Select, (slice(None),) * at + (item, Ellipsis)))
             dim += 1
-    return name or "AliasBackward0"
+    return steps or [(Alias, idx)]
 
 
 def _check_bounds(items, shape):
@@ -159,10 +168,6 @@ class BasicIndex(ArrayFunction, name="SliceBackward0", view=True):
 
 
 class Select(BasicIndex, name="SelectBackward0", view=True):
-    pass
-
-
-class UnsqueezeIndex(BasicIndex, name="UnsqueezeBackward0", view=True):
     pass
 
 
@@ -222,16 +227,16 @@ class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0", nondiff=range(
         return (AdvancedIndex.apply(gg, idx, *tensors), None, None) + (None,) * len(tensors)
 
 
-_BY_NAME = {"SliceBackward0": BasicIndex, "SelectBackward0": Select,
-            "UnsqueezeBackward0": UnsqueezeIndex, "AliasBackward0": Alias}
-
-
 def getitem(self, index):
     """``tensor[index]`` as in torch: ints, slices, None, Ellipsis, bool masks, integer tensors and
     lists. IndexError (naming the dim and size) for an out-of-range index."""
-    idx, basic, name = convert_index(index, self._data.shape)
+    idx, basic, steps = convert_index(index, self._data.shape)
     if basic:
-        return _BY_NAME[name].apply(self, idx)
+        # one view per step, as torch records them (x[1:, ::2]: two SliceBackward0 nodes)
+        out = self
+        for view, arg in steps:
+            out = view.apply(out, arg)
+        return out
     return AdvancedIndex.apply(self, idx, *index_tensors(index))
 
 
