@@ -25,9 +25,10 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import ArrayFunction
 from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import user_stacklevel
 from ._registry import op
 from ._util import _make, _wrap_dim
-from .reduction import amax, amin, vector_norm_checked
+from .reduction import VectorNorm, amax, amin, vector_norm_checked
 
 __all__ = ["LinAlgError"]
 
@@ -727,6 +728,51 @@ def _fmt_ord(o):
     if isinstance(o, float) and o.is_integer():
         return str(int(o))
     return str(o)
+
+
+_DEPRECATED = ("{name} is deprecated and it is just left for JIT compatibility (as torch's "
+               "at::{name}). It will be removed in a future PyTorch release. Please use "
+               "`{instead}` instead")
+_WARNED = set()     # the deprecated norms that warned already: once a process, as torch's
+
+
+def _deprecated(name, instead):
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(_DEPRECATED.format(name=name, instead=instead), UserWarning,
+                      stacklevel=user_stacklevel())
+
+
+@op("nuclear_norm", method=False)
+def nuclear_norm(input, dim=None, keepdim=False):
+    """torch.nuclear_norm (deprecated, with torch's UserWarning, once a process): the sum of the singular values
+    of each matrix over ``dim`` (the last two dims when None), as
+    ``linalg.matrix_norm(input, 'nuc', dim, keepdim)`` computes and records it (SumBackward1;
+    derivatives.yaml svd_backward). A bool second argument is ``keepdim``, as in torch's first
+    overload. Raises as :func:`matrix_norm`."""
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    _deprecated("nuclear_norm", "linalg.matrix_norm(A, 'nuc', dim, keepdim)")
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+
+
+class FrobeniusNorm(VectorNorm, name="NormBackward1"):
+    """The 2-norm over at most two dims, recorded as torch's frobenius_norm records it (its
+    legacy norm op). derivatives.yaml norm.ScalarOpt_dim: norm_backward, as
+    :class:`~tapegrad.ops.reduction.VectorNorm`."""
+
+
+@op("frobenius_norm", method=False)
+def frobenius_norm(input, dim, keepdim=False):
+    """torch.frobenius_norm (deprecated, with torch's UserWarning, once a process): the 2-norm over ``dim`` (an
+    int or at most two dims; the dtype is the input's), NormBackward1. Raises RuntimeError for
+    more than two dims, non-floating input or a bad dim (IndexError out of range), as torch."""
+    dl = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    _deprecated("frobenius_norm", "linalg.vector_norm(A, 2., dim, keepdim)")
+    if len(dl) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dl)} dimensions instead. "
+                           f"(frobenius_norm: dim={list(dl)})")
+    return vector_norm_checked(input, 2, dl, keepdim, None, FrobeniusNorm)
 
 
 @op("norm", method=False, namespace=False, linalg="norm")

@@ -786,30 +786,34 @@ class VectorNorm(ArrayFunction, name="LinalgVectorNormBackward0"):
 
 @op("norm")
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
-    """Vector p-norm over all elements (0-d result) or ``dim`` (int or tuple; shape as
-    :func:`sum`, ``keepdim`` keeps the reduced dims as size 1): p = 'fro' (the default), None
-    or 2 for the 2-norm; any number; inf (max |x|), -inf (min |x|) or 0 (count of nonzeros, no
-    gradient), as torch.norm. dtype: the input's, or ``dtype=`` (a floating dtype at least as
-    wide as the input's; the input is converted first). Recorded as LinalgVectorNormBackward0
-    (derivatives.yaml linalg_vector_norm_backward).
+    """torch.norm: the vector p-norm over all elements (0-d result) or ``dim`` (int or tuple;
+    shape as :func:`sum`, ``keepdim`` keeps the reduced dims as size 1) for p = 'fro' (the
+    default; over at most two dims), None or 2 (the 2-norm), any number, inf (max |x|), -inf
+    (min |x|) or 0 (count of nonzeros, no gradient); for p = 'nuc' (or 'fro' over more than two
+    dims), :func:`tapegrad.linalg.matrix_norm` over ``dim`` (all dims when None, so a 2-D input
+    for 'nuc'), as torch.norm chooses. dtype: the input's, or ``dtype=`` (a floating dtype at
+    least as wide as the input's; the input is converted first). Recorded as
+    LinalgVectorNormBackward0 (derivatives.yaml linalg_vector_norm_backward), or as
+    matrix_norm records 'nuc'.
 
     Raises RuntimeError for integer/bool inputs, a non-floating or narrowing ``dtype=``, and
-    'fro' over more than two dims; IndexError for a dim out of range; NotImplementedError for
-    matrix norms ('nuc') and ``out=``."""
+    matrix_norm's errors ('fro' over more than two dims, 'nuc' over other than two, an unknown
+    order); IndexError for a dim out of range; NotImplementedError for ``out=``."""
     if out is not None:
         raise NotImplementedError("norm(out=...) is not supported by tapegrad")
-    if p is None or p == "fro":
-        if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) > 2:
-            raise RuntimeError("norm: 'fro' norm is only defined over one or two dims")
-        p = 2
-    elif isinstance(p, str):
-        raise NotImplementedError(f"norm(p='{p}'): matrix norms are not supported by tapegrad")
-    return vector_norm_checked(input, p, dim, keepdim, dtype)
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, (int, np.integer)) or len(dim) <= 2):
+            return vector_norm_checked(input, 2, dim, keepdim, dtype)
+        from .linalg_extra import matrix_norm  # (it imports this module)
+        return matrix_norm(input, p, tuple(range(input._data.ndim)) if dim is None else dim,
+                           keepdim, dtype=dtype)
+    return vector_norm_checked(input, 2 if p is None else p, dim, keepdim, dtype)
 
 
-def vector_norm_checked(input, p, dim, keepdim, dtype):
+def vector_norm_checked(input, p, dim, keepdim, dtype, node=None):
     """:class:`VectorNorm` of ``input`` after torch's linalg.vector_norm checks (shared by
-    ``tapegrad.norm`` and ``tapegrad.linalg.vector_norm``)."""
+    ``tapegrad.norm``, ``tapegrad.linalg.vector_norm`` and the norms built on it); ``node``: a
+    subclass recording another node name (frobenius_norm's NormBackward1)."""
     names = _dtype.SCALAR_NAMES
     if input._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
@@ -825,9 +829,7 @@ def vector_norm_checked(input, p, dim, keepdim, dtype):
                                f"without narrowing to the specified dtype ({names[d.name]})")
         input = input.to(d)
     axes = dims(dim, input._data.ndim, "norm")
-    return VectorNorm.apply(input, float(p), axes, bool(keepdim))
-
-
+    return (node or VectorNorm).apply(input, float(p), axes, bool(keepdim))
 
 
 # ---- sort / topk / argsort ----------------------------------------------------------------------

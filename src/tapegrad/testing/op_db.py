@@ -991,6 +991,7 @@ def s_norm(make, dt):
         S(make(2, 3), (0,), name="p0"),
         S(make(2, 3, 4), (), {"dim": 1}, name="dim"), S(make(2, 3, 4), (2, (0, 2)), name="tuple"),
         S(make(2, 3), ("fro", 1, True), name="fro_keepdim"),
+        S(make(3, 4), ("nuc",), name="nuc"), S(make(2, 3, 4), ("nuc", (2, 0), True), name="nuc_dims"),
         S(make(2, 3), (3,), {"dim": -1, "keepdim": True}, name="p3_dim"),
         S(make(3, 2).T, (2, 0), name="noncontig"), S(make(), name="0d"),
         S(zero, name="zero", gradcheck=False),

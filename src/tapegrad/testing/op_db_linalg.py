@@ -123,6 +123,18 @@ def s_matrix_norm(make, dt):
                   S(make(2, 3), (), {"dtype": Attr("float64")}, name="dtype")]
 
 
+def s_nuclear_norm(make, dt):
+    return [S(make(3, 4), name="2d"), S(make(4, 3), (True,), name="keepdim"),
+            S(make(2, 3, 4), name="batched"), S(make(2, 3, 4), ((0, 2),), name="dims"),
+            S(make(2, 3, 4), ((2, 1), True), name="dims_keepdim")]
+
+
+def s_frobenius_norm(make, dt):
+    return [S(make(3, 4), ((0, 1),), name="2d"), S(make(3, 4), (1,), name="int_dim"),
+            S(make(3, 4), ((1,),), name="one_dim"),
+            S(make(2, 3, 4), ((-1, 0), True), name="keepdim")]
+
+
 def s_linalg_norm(make, dt):
     return [S(make(2, 3, 4), name="none_all"), S(make(3, 4), (1,), name="matrix_ord1"),
             S(make(4), (3,), name="vector_ord3"), S(make(3, 4), ("fro",), name="fro"),
@@ -157,6 +169,8 @@ rows = [
     OpInfo("linalg.vector_norm", sample_inputs_func=s_vector_norm),
     OpInfo("linalg.matrix_norm", sample_inputs_func=s_matrix_norm),
     OpInfo("linalg.norm", sample_inputs_func=s_linalg_norm),
+    OpInfo("nuclear_norm", sample_inputs_func=s_nuclear_norm),
+    OpInfo("frobenius_norm", sample_inputs_func=s_frobenius_norm),
 ]
 
 
