@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
-from ._util import Tensor, _make, _wrap_dim, _zeros_of, to_float
+from ._util import Tensor, _make, _wrap_dim, _zeros_of
 from .._dtype import scalar_name
 from .linalg import Addmm, Linear, check_bias, check_same_dtype, matmul
 from .shape import T
@@ -123,7 +123,6 @@ class Softmax(ArrayFunction, name="SoftmaxBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x, d):
-        x = to_float(x)
         if x.size:
             e = np.subtract(x, _reduce_keepdims(np.maximum, x, d),
                             out=None if x.ndim else np.empty_like(x))  # (0-d: an array)
@@ -148,7 +147,6 @@ class LogSoftmax(ArrayFunction, name="LogSoftmaxBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x, d):
-        x = to_float(x)
         if x.size:
             y = np.subtract(x, _reduce_keepdims(np.maximum, x, d))
             y -= np.log(_reduce_keepdims(np.add, np.exp(y), d))
@@ -193,20 +191,39 @@ class LogSoftmaxGrad(ArrayFunction, name="LogSoftmaxBackwardDataBackward0"):
         return gg, gy, None
 
 
+def _floating_for(input, d, name):
+    """NotImplementedError, as torch's kernels, for a softmax of a tensor that is not floating
+    (without ``dtype=``), naming the kernel torch names (its last-dim one when ``d`` is the last
+    dim)."""
+    dt = input._data.dtype
+    if dt.kind != "f":
+        kernel = f"{name}_lastdim_kernel_impl" if d >= input._data.ndim - 1 else \
+            f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(dt)}' ({name} "
+                                  f"of a {scalar_name(dt)} tensor: pass dtype=tapegrad.float32, "
+                                  f"or convert it first with .float())")
+
+
 @op("softmax", functional=True)
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """Softmax along ``dim`` (floating result; int inputs become the default float)."""
+    """Softmax along ``dim`` of a floating tensor (same dtype), or of ``input.to(dtype)``.
+    NotImplementedError, as torch, for an integer or bool input without ``dtype``."""
     if dtype is not None:
         input = input.to(dtype)
-    return Softmax.apply(input, _softmax_dim(input, dim, "softmax"))
+    d = _softmax_dim(input, dim, "softmax")
+    _floating_for(input, d, "softmax")
+    return Softmax.apply(input, d)
 
 
 @op("log_softmax", functional=True)
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """log(softmax(input)) along ``dim``, computed stably (no log of 0 for large logits)."""
+    """log(softmax(input)) along ``dim``, computed stably (no log of 0 for large logits); dtype
+    and errors as :func:`softmax`."""
     if dtype is not None:
         input = input.to(dtype)
-    return LogSoftmax.apply(input, _softmax_dim(input, dim, "log_softmax"))
+    d = _softmax_dim(input, dim, "log_softmax")
+    _floating_for(input, d, "log_softmax")
+    return LogSoftmax.apply(input, d)
 
 
 class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
@@ -509,6 +526,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     n_classes = input._data.shape[d]
     # (the op itself, d being a valid dim: its saved result then finds the caller's line
     # without a stack walk)
+    _floating_for(input, d, "log_softmax")
     logp = LogSoftmax.apply(input, d)
     # (a floating target of another shape goes on as class indices, and fails there, as torch)
     if isinstance(target, Tensor) and target._data.dtype.kind == "f" and \
