@@ -236,6 +236,14 @@ class Erfcx(ArrayFunction, name="SpecialErfcxBackward0"):
         return (x * Erfcx.apply(x) * 2.0 - _TWO_OVER_SQRT_PI) * g
 
 
+def _no_half(dtype, kernel, what):
+    """NotImplementedError, as torch's CPU kernel ``kernel`` (it has no float16 version), when
+    ``dtype`` is float16."""
+    if dtype == np.float16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Half' ({what} of float16: "
+                                  f"convert to float32 first, e.g. x.float())")
+
+
 def erfcx(input):
     """The scaled complementary error function exp(input^2) * erfc(input), elementwise, accurate
     where erfc underflows (erfcx(1e300) = 5.64e-301). Result: input's shape; a float input keeps
@@ -246,8 +254,10 @@ def erfcx(input):
     Derivative (derivatives.yaml special_erfcx, SpecialErfcxBackward0): (2 * input * result -
     2 / sqrt(pi)) * grad.
 
-    Raises TypeError when input is not a Tensor."""
+    Raises TypeError when input is not a Tensor; NotImplementedError for float16 (torch has no
+    float16 kernel)."""
     _need_tensor(input, "special_erfcx", "input", 1)
+    _no_half(input._data.dtype, "erfcx_cpu", "special.erfcx")
     return Erfcx.apply(input)
 
 
@@ -364,13 +374,16 @@ def ndtri(input):
     Derivative (derivatives.yaml special_ndtri, SpecialNdtriBackward0): sqrt(2 pi) *
     exp(result^2 / 2) * grad.
 
-    Raises TypeError when input is not a Tensor."""
+    Raises TypeError when input is not a Tensor; NotImplementedError for float16 (torch has no
+    float16 kernel)."""
     _need_tensor(input, "special_ndtri", "input", 1)
+    _no_half(input._data.dtype, "ndtri_cpu", "special.ndtri")
     return Ndtri.apply(input)
 
 
 # ---- zeta ---------------------------------------------------------------------------------------
 def _zeta_array(a, b, rdt):
+    _no_half(rdt, "zeta_cpu", "special.zeta")
     return np.asarray(_zeta_f64(a, b)).astype(rdt, copy=False)
 
 
@@ -441,5 +454,6 @@ def zeta(input, other):
 
     Raises:
         TypeError: two numbers, or an operand that is neither a Tensor nor a number.
-        RuntimeError: shapes that do not broadcast."""
+        RuntimeError: shapes that do not broadcast.
+        NotImplementedError: a float16 result dtype (torch has no float16 kernel)."""
     return by_operands("special_zeta", input, other, Zeta, ZetaNumberOther, ZetaNumberSelf)
