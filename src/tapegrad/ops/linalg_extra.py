@@ -7,8 +7,8 @@ as Tensor methods (``inverse``, ``det``, ``logdet``, ``slogdet``, ``cholesky``, 
 Derivatives (derivatives.yaml, real case): linalg_inv_ex: -A^{-T} grad A^{-T}; linalg_det:
 linalg_det_backward; linalg_slogdet: slogdet_backward (logabsdet only; the sign has none);
 linalg_solve_ex: linalg_solve_backward; linalg_cholesky_ex and cholesky: cholesky_backward;
-_linalg_svd: svd_backward; logdet, matrix_power and the matrix norms are composites, as in
-torch. A backward that needs a solve uses :class:`Solve` itself, so double backward follows
+_linalg_svd: svd_backward (the Svd Function of ops/linalg_decomp.py); logdet, matrix_power and
+the matrix norms are composites, as in torch. A backward that needs a solve uses :class:`Solve` itself, so double backward follows
 from the same formulas.
 
 Factorizations run in NumPy's LAPACK (no SciPy). Where torch reports LAPACK's ``info`` (the
@@ -573,69 +573,16 @@ def matrix_power(input, n):
 
 
 # ---- singular values (the 'nuc', 2 and -2 matrix norms) -----------------------------------------
-class Svd(ArrayFunction, name="LinalgSvdBackward0"):
-    """The reduced SVD (U, S, Vh) of a (*, m, n) batch, S descending. derivatives.yaml
-    _linalg_svd: svd_backward (real case, distinct singular values assumed as in torch); outputs
-    that got no gradient are left out of the formula (not materialized as zeros, which would put
-    0 / 0 in the m != n terms of a rank-deficient matrix)."""
-
-    @staticmethod
-    def forward(ctx, a):
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
-        ctx.set_materialize_grads(False)
-        ctx.save_for_backward(u, s, vh)
-        return u, s, vh
-
-    @staticmethod
-    def backward(ctx, gu, gs, gvh):
-        U, S, Vh = ctx.saved_tensors
-        if gu is None and gs is None and gvh is None:
-            return None
-        m, n = U.shape[-2], Vh.shape[-1]
-        gv = None if gvh is None else gvh.mT
-        s2 = S * S
-        e = s2.unsqueeze(-2) - s2.unsqueeze(-1)
-        k = S.shape[-1]
-        # the diagonal of E is never used (the skew parts vanish there): 1 avoids 0 / 0
-        e = e + _make(np.eye(k, dtype=S._data.dtype))
-        uhgu = None if gu is None else _skew(U.mT @ gu)
-        vhgv = None if gv is None else _skew(Vh @ gv)
-        if uhgu is not None and vhgv is not None:
-            ga = (uhgu * S.unsqueeze(-2) + S.unsqueeze(-1) * vhgv) / e
-        elif uhgu is not None:
-            ga = uhgu / e * S.unsqueeze(-2)
-        elif vhgv is not None:
-            ga = S.unsqueeze(-1) * vhgv / e
-        else:
-            ga = None
-        if gs is not None:
-            ga = gs.diag_embed() if ga is None else ga + gs.diag_embed()
-        if m > n and gu is not None:
-            ga = U @ ga
-            gu_sinv = gu / S.unsqueeze(-2)
-            ga = (ga + gu_sinv - U @ (U.mT @ gu_sinv)) @ Vh
-        elif m < n and gv is not None:
-            ga = ga @ Vh
-            sinv_gvh = gvh / S.unsqueeze(-1)
-            ga = U @ (ga + sinv_gvh - (sinv_gvh @ Vh.mT) @ Vh)
-        else:
-            ga = U @ (ga @ Vh)
-        return ga
-
-
-def _skew(x):
-    return x - x.mT
-
-
 def _svdvals_norm(A, ord, d0, d1, keepdim, dtype):
     """torch's 'nuc' / 2 / -2 matrix norm: the singular values of A with dims (d0, d1) moved to
     the end, summed or reduced by amax / amin; keepdim puts the two dims back by a permute."""
+    from .linalg_decomp import Svd  # (it imports this module)
     from .reduction import sum as _sum
     if dtype is not None:
         A = A.to(dtype)
     nd = A._data.ndim
     perm = [d for d in range(nd) if d not in (d0, d1)] + [d0, d1]
-    s = Svd.apply(A.permute(*perm))[1]
+    s = Svd.apply(A.permute(*perm), False)[1]
     if ord == "nuc":
         r = _sum(s, -1, keepdim)
     else:
