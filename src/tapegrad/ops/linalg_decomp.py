@@ -28,6 +28,7 @@ import numpy as np
 
 from .._memory_format import _c_strides, _empty_view
 from ..autograd.function import ArrayFunction
+from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import _make
 from .linalg_extra import (
@@ -38,6 +39,7 @@ from .linalg_extra import (
     _dtype_name,
     _return_type,
 )
+from .shape import cat
 
 
 # ---- layout and argument checks -----------------------------------------------------------------
@@ -80,16 +82,7 @@ class Svd(ArrayFunction, name="LinalgSvdBackward0"):
 
     @staticmethod
     def forward(ctx, a, full_matrices=False):
-        if np.isnan(a).any():
-            k = int(np.flatnonzero(np.isnan(a).reshape(-1, *a.shape[-2:]).any((-1, -2)))[0])
-            raise LinAlgError(f"linalg.svd: {_batch_prefix(a, k)}The algorithm failed to converge "
-                              f"because the input matrix contained non-finite values.")
-        try:
-            u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-        except np.linalg.LinAlgError:
-            raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
-                              "matrix is ill-conditioned or has too many repeated singular "
-                              "values (NumPy's LAPACK gives no error code).") from None
+        u, s, vh = _svd_arrays(a, full_matrices, True)
         u, vh = _lapack_layout(u), _lapack_layout(vh)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(u, s, vh)
@@ -141,6 +134,28 @@ def _skew(x):
     return x - x.mT
 
 
+def _svd_arrays(a, full_matrices, compute_uv):
+    """NumPy's SVD of ``a``, with torch's LinAlgError where LAPACK refuses: NaN input (an
+    infinite entry gives NaN factors, in both), or no convergence."""
+    nan = np.isnan(a).any((-1, -2)).reshape(-1)
+    if nan.any():
+        raise LinAlgError(f"linalg.svd: {_batch_prefix(a, int(np.flatnonzero(nan)[0]))}The "
+                          f"algorithm failed to converge because the input matrix contained "
+                          f"non-finite values.")
+    try:
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                          "matrix is ill-conditioned or has too many repeated singular values "
+                          "(NumPy's LAPACK gives no error code).") from None
+
+
+def _records(A):
+    """Whether an op on ``A`` records a node (torch then computes the vectors that its
+    derivative needs, else only the values)."""
+    return _grad_state.grad_enabled and A.requires_grad
+
+
 def _check_driver_order(A, driver, fn):
     """torch's order: rank, floating dtype, then the CPU refusal of ``driver``, then float16."""
     a = A._data
@@ -183,16 +198,8 @@ def svdvals(A, *, driver=None):
     Raises as :func:`linalg_svd` (messages prefixed "linalg.svd", as torch's)."""
     _check_driver_order(A, driver, "linalg_svdvals")
     if not _records(A):
-        a = A._data
-        if np.isnan(a).any():
-            return Svd.apply(A, False)[1]   # (raises torch's error)
-        return _make(np.linalg.svd(a, compute_uv=False))
+        return _make(_svd_arrays(A._data, False, False))
     return Svd.apply(A, False)[1]
-
-
-def _records(A):
-    from ..autograd.grad_mode import state
-    return state.grad_enabled and A.requires_grad
 
 
 @op("svd")
@@ -233,12 +240,7 @@ class Eigh(ArrayFunction, name="LinalgEighBackward0"):
 
     @staticmethod
     def forward(ctx, a, uplo):
-        try:
-            w, v = np.linalg.eigh(a, UPLO=uplo)
-        except np.linalg.LinAlgError:
-            raise LinAlgError("linalg.eigh: The algorithm failed to converge because the input "
-                              "matrix is ill-conditioned or has too many repeated eigenvalues "
-                              "(NumPy's LAPACK gives no error code).") from None
+        w, v = _eigh_arrays(a, uplo, True)
         v = _lapack_layout(v)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(w, v)
@@ -258,6 +260,17 @@ class Eigh(ArrayFunction, name="LinalgEighBackward0"):
         if gl is not None:
             ga = ga + gl.diag_embed()
         return V @ (ga @ V.mT), None
+
+
+def _eigh_arrays(a, uplo, vectors):
+    """NumPy's eigh (``vectors``) or eigvalsh of ``a``, with torch's LinAlgError where LAPACK
+    does not converge."""
+    try:
+        return np.linalg.eigh(a, UPLO=uplo) if vectors else np.linalg.eigvalsh(a, UPLO=uplo)
+    except np.linalg.LinAlgError:
+        raise LinAlgError("linalg.eigh: The algorithm failed to converge because the input "
+                          "matrix is ill-conditioned or has too many repeated eigenvalues "
+                          "(NumPy's LAPACK gives no error code).") from None
 
 
 def _eigh(A, UPLO, fn):
@@ -300,10 +313,7 @@ def eigvalsh(A, UPLO="L"):
     Raises as :func:`eigh` (messages prefixed "linalg.eigh", as torch's)."""
     uplo = _eigh(A, UPLO, "linalg_eigvalsh")
     if not _records(A):
-        try:
-            return _make(np.linalg.eigvalsh(A._data, UPLO=uplo))
-        except np.linalg.LinAlgError:
-            pass   # (Eigh raises torch's error)
+        return _make(_eigh_arrays(A._data, uplo, False))
     return Eigh.apply(A, uplo)[0]
 
 
@@ -359,7 +369,6 @@ class Qr(ArrayFunction, name="LinalgQrBackward0"):
             gq = qygy if gq is None else gq + qygy
         ga1 = _qr_backward_tall(gq, gx, Q, X)
         ga2 = _zeros_like(Y) if gy is None else Q @ gy
-        from .shape import cat
         return cat([ga1, ga2], -1), None
 
 
