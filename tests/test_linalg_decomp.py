@@ -72,6 +72,7 @@ ERRORS = {
     "svdvals_half": lambda m: m.linalg.svdvals(_eye(m, 2, "float16")),
     "svdvals_1d": lambda m: m.linalg.svdvals(_t(m, [1.0, 2.0])),
     "svdvals_driver": lambda m: m.linalg.svdvals(_eye(m, 2), driver="gesvd"),
+    "svdvals_driver_not_str": lambda m: m.linalg.svdvals(_eye(m, 2), driver=1),
     "svdvals_nan_batch": lambda m: m.linalg.svdvals(m.from_numpy(NAN_BATCH.copy())),
     "svdvals_nan_grad": lambda m: m.linalg.svdvals(
         m.from_numpy(NAN_BATCH.copy()).requires_grad_()),
@@ -81,6 +82,8 @@ ERRORS = {
     "torch_svd_0d_long": lambda m: m.svd(_t(m, 1, "int64")),
     "torch_svd_some_int": lambda m: m.svd(_eye(m, 2), some=1),
     "torch_svd_compute_uv_str": lambda m: m.svd(_eye(m, 2), compute_uv="no"),
+    "torch_svd_compute_uv_none": lambda m: m.svd(_eye(m, 2), compute_uv=None),
+    "svd_full_matrices_none": lambda m: m.linalg.svd(_eye(m, 2), full_matrices=None),
     "torch_svd_nan": lambda m: m.svd(_t(m, [[np.nan, 1.0], [1.0, 1.0]])),
     "tensor_svd_long": lambda m: _t(m, LONG, "int64").svd(),
     "tensor_svd_1d": lambda m: _t(m, [1.0]).svd(),

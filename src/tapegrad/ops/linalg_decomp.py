@@ -58,14 +58,15 @@ def _check_matrix(a, name):
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
 
 
-def _check_type(value, types, fn, arg):
-    """torch's argument parser's TypeError for an argument of the wrong Python type."""
-    if not isinstance(value, types):
-        want = "bool" if types == (bool, np.bool_) else "str"
-        raise TypeError(f"{fn}(): argument '{arg}' must be {want}, not {type(value).__name__}")
-
-
 _BOOL = (bool, np.bool_)
+
+
+def _check_type(value, types, fn, arg):
+    """torch's argument parser's TypeError for an argument of the wrong Python type (``types``:
+    _BOOL or (str,))."""
+    if not isinstance(value, types):
+        want = "bool" if types is _BOOL else "str"
+        raise TypeError(f"{fn}(): argument '{arg}' must be {want}, not {type(value).__name__}")
 
 
 # ---- svd ----------------------------------------------------------------------------------------
@@ -156,8 +157,9 @@ def _records(A):
     return _grad_state.grad_enabled and A.requires_grad
 
 
-def _check_driver_order(A, driver, fn):
-    """torch's order: rank, floating dtype, then the CPU refusal of ``driver``, then float16."""
+def _check_svd_input(A, driver, fn):
+    """linalg.svd's checks in torch's order: rank, a floating dtype (RuntimeError), the CPU
+    refusal of any ``driver``, then the kernel's refusal of float16 (NotImplementedError)."""
     a = A._data
     _check_matrix(a, "linalg.svd")
     if driver is not None:
@@ -184,7 +186,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     fewer than 2 dims, non-floating input, and any ``driver`` (torch's CPU refusal);
     NotImplementedError for float16 ("linalg_svd_cpu"); LinAlgError for input with NaN."""
     _check_type(full_matrices, _BOOL, "linalg_svd", "full_matrices")
-    _check_driver_order(A, driver, "linalg_svd")
+    _check_svd_input(A, driver, "linalg_svd")
     U, S, Vh = Svd.apply(A, bool(full_matrices))
     return _return_type("linalg_svd", ("U", "S", "Vh"))(U, S, Vh)
 
@@ -196,7 +198,7 @@ def svdvals(A, *, driver=None):
     derivatives.yaml svd_backward's U diag(gS) Vh); otherwise only S is computed.
 
     Raises as :func:`linalg_svd` (messages prefixed "linalg.svd", as torch's)."""
-    _check_driver_order(A, driver, "linalg_svdvals")
+    _check_svd_input(A, driver, "linalg_svdvals")
     if not _records(A):
         return _make(_svd_arrays(A._data, False, False))
     return Svd.apply(A, False)[1]
