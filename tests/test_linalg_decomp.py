@@ -495,3 +495,54 @@ def test_qr_sign_independent_values_and_gradients_match_torch(shape, dtype, torc
     tol = 1e-4 if dtype == "float32" else 1e-10
     for k, what in enumerate(("|R|", "gradient", "second derivative")):
         np.testing.assert_allclose(res[0][k], res[1][k], rtol=tol, atol=tol, err_msg=what)
+
+
+GRAPHS = {
+    "linalg.svd": lambda m, x: m.linalg.svd(x).U,
+    "linalg.svdvals": lambda m, x: m.linalg.svdvals(x),
+    "svd_V": lambda m, x: m.svd(x).V,
+    "svd_no_uv": lambda m, x: m.svd(x, compute_uv=False).S,
+    "linalg.eigh": lambda m, x: m.linalg.eigh(x).eigenvectors,
+    "linalg.eigvalsh": lambda m, x: m.linalg.eigvalsh(x),
+    "linalg.qr": lambda m, x: m.linalg.qr(x).R,
+    "linalg.qr_r": lambda m, x: m.linalg.qr(x, "r").Q,
+    "qr": lambda m, x: m.qr(x).Q,
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRAPHS))
+def test_next_functions_match_torch(case, torch):
+    """Each node has one edge, to the input (the flags are not inputs)."""
+    res = []
+    for m in (tapegrad, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = GRAPHS[case](m, m.ones(3, 3, dtype=m.float64).requires_grad_())
+        res.append((type(y.grad_fn).__name__,
+                    [(type(n).__name__, nr) for n, nr in y.grad_fn.next_functions]))
+    assert res[0] == res[1]
+
+
+@pytest.mark.parametrize("fn", ["svd", "eigh"])
+def test_second_derivatives_match_torch(fn, torch):
+    """create_graph through Svd / Eigh (their backward is written with Tensor ops), for a
+    sign-independent loss."""
+    rng = np.random.default_rng(9)
+    a = _spread((3, 3), rng)
+    if fn == "eigh":
+        a = a + a.T
+    w = rng.uniform(0.5, 2.0, (3, 3))
+    res = []
+    for m in (tapegrad, torch):
+        x = m.from_numpy(a.copy()).requires_grad_()
+        if fn == "svd":
+            U, S, _ = m.linalg.svd(x)
+            loss = (S ** 3).sum() + ((U ** 2) * m.from_numpy(w.copy())).sum()
+        else:
+            L, V = m.linalg.eigh(x)
+            loss = (L ** 3).sum() + ((V ** 2) * m.from_numpy(w.copy())).sum()
+        g, = m.autograd.grad(loss, x, create_graph=True)
+        h, = m.autograd.grad((g * m.from_numpy(w.copy())).sum(), x)
+        res.append((_arr(g), _arr(h)))
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-8, atol=1e-9)
