@@ -11,7 +11,7 @@ from . import activations, normalization, scatter, pooling, extra  # noqa: F401
 from . import binary_extra  # noqa: F401
 from . import special_extra, gamma  # noqa: F401
 from . import bitwise, shape_extra  # noqa: F401
-from . import linalg_extra  # noqa: F401
+from . import linalg_extra, linalg_solvers  # noqa: F401
 from . import linalg_decomp  # noqa: F401
 from . import aliases  # noqa: F401
 

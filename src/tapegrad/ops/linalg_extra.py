@@ -88,8 +88,10 @@ def _batch_size(a):
     return int(np.prod(a.shape[:-2], dtype=np.int64))
 
 
-def _batch_prefix(a, k):
-    return f"(Batch element {k}): " if a.ndim > 2 else ""
+def _batch_prefix(a, k, matrix_dims=2):
+    """torch's "(Batch element k): " for a batched ``a`` (whose last ``matrix_dims`` dims are the
+    matrix), "" for a single one."""
+    return f"(Batch element {k}): " if a.ndim > matrix_dims else ""
 
 
 def _lu_info(m):
@@ -206,6 +208,42 @@ def inv_ex(A, *, check_errors=False):
 
 
 # ---- solve --------------------------------------------------------------------------------------
+def _solve_arrays(a, b, vector, left, strict):
+    """(X, info) for :class:`Solve`: batch dims broadcast, info (int32, the broadcast batch
+    shape) LAPACK getrf's for each matrix of A. ``strict``: a singular A raises LinAlgError
+    (torch.linalg.solve's message); otherwise its X is NaN (torch leaves LAPACK's infinities and
+    NaNs) and its info nonzero."""
+    bm = b[..., None] if vector else b
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    a_ = np.broadcast_to(a, batch + a.shape[-2:])
+    bm = np.broadcast_to(bm, batch + bm.shape[-2:])
+    if not left:
+        a_, bm = np.swapaxes(a_, -1, -2), np.swapaxes(bm, -1, -2)
+    info = np.zeros(batch, np.int32)
+    try:
+        x = np.linalg.solve(a_, bm)
+    except np.linalg.LinAlgError:
+        if strict:
+            raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
+                              "is singular.") from None
+        n = a_.shape[-1]
+        fa = a_.reshape((-1,) + a_.shape[-2:])
+        fb = bm.reshape((-1,) + bm.shape[-2:])
+        x = np.empty(fb.shape, np.result_type(a_, bm))
+        fi = info.reshape(-1)
+        for k in range(len(fa)):
+            try:
+                x[k] = np.linalg.solve(fa[k], fb[k])
+            except np.linalg.LinAlgError:
+                x[k] = np.nan
+                # (our LU may round a pivot to nonzero where LAPACK's was zero: then the last)
+                fi[k] = _lu_info(fa[k]) or n
+        x = x.reshape(bm.shape)
+    if not left:
+        x = np.swapaxes(x, -1, -2)
+    return (x[..., 0] if vector else x), info
+
+
 class Solve(ArrayFunction, name="LinalgSolveExBackward0"):
     """X with A X = B (``left``) or X A = B, batch dims broadcast; ``vector``: B holds vectors
     (*, n). derivatives.yaml linalg_solve_ex (linalg_solve_backward): gB = solve(A^H, gX, left),
@@ -213,21 +251,7 @@ class Solve(ArrayFunction, name="LinalgSolveExBackward0"):
 
     @staticmethod
     def forward(ctx, a, b, vector, left):
-        bm = b[..., None] if vector else b
-        batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
-        a_ = np.broadcast_to(a, batch + a.shape[-2:])
-        bm = np.broadcast_to(bm, batch + bm.shape[-2:])
-        try:
-            if left:
-                x = np.linalg.solve(a_, bm)
-            else:
-                x = np.swapaxes(np.linalg.solve(np.swapaxes(a_, -1, -2),
-                                                np.swapaxes(bm, -1, -2)), -1, -2)
-        except np.linalg.LinAlgError:
-            raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
-                              "is singular.") from None
-        if vector:
-            x = x[..., 0]
+        x, _info = _solve_arrays(a, b, vector, left, True)
         ctx.conf = (vector, left)
         ctx.save_for_backward(a, x if ctx.needs(0) else None)
         return x
@@ -254,6 +278,17 @@ def solve(A, B, *, left=True):
 
     Raises RuntimeError for non-floating or different dtypes, non-square A, shapes that do not
     fit (vectors with ``left=False``, as torch); LinAlgError for a singular A."""
+    _check_solve(A, B, left)
+    return Solve.apply(A, B, _is_vector_rhs(A._data, B._data), bool(left))
+
+
+def _is_vector_rhs(a, b):
+    """torch's linalg_solve_is_vector_rhs: B is then read as a column (*, n, 1), either side."""
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+
+
+def _check_solve(A, B, left):
+    """linalg.solve's (and solve_ex's) checks, in torch's order."""
     a, b = A._data, B._data
     _check_float(a, "linalg.solve", "lu_cpu")
     if a.dtype != b.dtype:
@@ -266,15 +301,48 @@ def solve(A, B, *, left=True):
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
     if b.ndim == 0:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
-    # torch's linalg_solve_is_vector_rhs: B is then read as a column (*, n, 1), either side
-    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
-    bm = b.shape + (1,) if vector else b.shape
+    bm = b.shape + (1,) if _is_vector_rhs(a, b) else b.shape
     n = a.shape[-1]
     if (bm[-2] if left else bm[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX' if left else 'XA'} = B ({n}x{n} and {bm[-2]}x{bm[-1]})")
     _check_broadcast(bm[:-2], a.shape[:-2])
-    return Solve.apply(A, B, vector, bool(left))
+
+
+class SolveEx(Solve, name="LinalgSolveExBackward0"):
+    """:class:`Solve` that also returns LAPACK's info (int32, no gradient) and does not raise
+    for a singular A (its X is NaN there). Same node and formula as Solve
+    (derivatives.yaml linalg_solve_ex)."""
+
+    @staticmethod
+    def forward(ctx, a, b, vector, left):
+        x, info = _solve_arrays(a, b, vector, left, False)
+        ctx.conf = (vector, left)
+        ctx.save_for_backward(a, x if ctx.needs(0) else None)
+        ctx.mark_non_differentiable(info)
+        return x, info
+
+    @staticmethod
+    def backward(ctx, g, _ginfo=None):
+        return Solve.backward(ctx, g)
+
+
+@op("solve_ex", method=False, namespace=False, linalg="solve_ex")
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """Named tuple ``(result, info)``: :func:`solve` without the singularity error unless
+    ``check_errors``. info (int32, the broadcast batch shape) is LAPACK getrf's for each matrix
+    of A: 0, or 1 + the index of its first zero pivot, where the result is unspecified (NaN
+    here). LinalgSolveExBackward0 on the result (derivatives.yaml linalg_solve_ex).
+
+    Raises as :func:`solve`; with ``check_errors`` LinAlgError for a singular A, naming its
+    batch element as torch."""
+    _check_solve(A, B, left)
+    x, info = SolveEx.apply(A, B, _is_vector_rhs(A._data, B._data), bool(left))
+    if check_errors and info._data.any():
+        k = int(np.flatnonzero(info._data.reshape(-1))[0])
+        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(info._data, k, 0)}The solver "
+                          f"failed because the input matrix is singular.")
+    return _return_type("linalg_solve_ex", ("result", "info"))(x, info)
 
 
 def _check_broadcast(sa, sb):
