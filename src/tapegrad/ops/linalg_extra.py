@@ -209,36 +209,28 @@ def inv_ex(A, *, check_errors=False):
 
 # ---- solve --------------------------------------------------------------------------------------
 def _solve_arrays(a, b, vector, left, strict):
-    """(X, info) for :class:`Solve`: batch dims broadcast, info (int32, the broadcast batch
-    shape) LAPACK getrf's for each matrix of A. ``strict``: a singular A raises LinAlgError
-    (torch.linalg.solve's message); otherwise its X is NaN (torch leaves LAPACK's infinities and
-    NaNs) and its info nonzero."""
+    """(X, info) for :class:`Solve`: batch dims broadcast; info (int32, A's batch shape: torch
+    factors A before broadcasting) LAPACK getrf's for each matrix of A. ``strict``: a singular A
+    raises LinAlgError (torch.linalg.solve's message); otherwise X is NaN where A is singular
+    (torch leaves LAPACK's infinities and NaNs) and info nonzero there."""
     bm = b[..., None] if vector else b
     batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     a_ = np.broadcast_to(a, batch + a.shape[-2:])
     bm = np.broadcast_to(bm, batch + bm.shape[-2:])
     if not left:
         a_, bm = np.swapaxes(a_, -1, -2), np.swapaxes(bm, -1, -2)
-    info = np.zeros(batch, np.int32)
+    info = np.zeros(a.shape[:-2], np.int32)
     try:
         x = np.linalg.solve(a_, bm)
     except np.linalg.LinAlgError:
         if strict:
             raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
                               "is singular.") from None
-        n = a_.shape[-1]
-        fa = a_.reshape((-1,) + a_.shape[-2:])
-        fb = bm.reshape((-1,) + bm.shape[-2:])
-        x = np.empty(fb.shape, np.result_type(a_, bm))
-        fi = info.reshape(-1)
-        for k in range(len(fa)):
-            try:
-                x[k] = np.linalg.solve(fa[k], fb[k])
-            except np.linalg.LinAlgError:
-                x[k] = np.nan
-                # (our LU may round a pivot to nonzero where LAPACK's was zero: then the last)
-                fi[k] = _lu_info(fa[k]) or n
-        x = x.reshape(bm.shape)
+        info = _inv_batch(a)[1]
+        bad = np.broadcast_to(info != 0, batch)
+        a_ = np.where(bad[..., None, None], np.eye(a.shape[-1], dtype=a.dtype), a_)
+        x = np.linalg.solve(a_, bm)
+        x[bad] = np.nan
     if not left:
         x = np.swapaxes(x, -1, -2)
     return (x[..., 0] if vector else x), info
@@ -330,9 +322,9 @@ class SolveEx(Solve, name="LinalgSolveExBackward0"):
 @op("solve_ex", method=False, namespace=False, linalg="solve_ex")
 def solve_ex(A, B, *, left=True, check_errors=False):
     """Named tuple ``(result, info)``: :func:`solve` without the singularity error unless
-    ``check_errors``. info (int32, the broadcast batch shape) is LAPACK getrf's for each matrix
-    of A: 0, or 1 + the index of its first zero pivot, where the result is unspecified (NaN
-    here). LinalgSolveExBackward0 on the result (derivatives.yaml linalg_solve_ex).
+    ``check_errors``. info (int32) is LAPACK getrf's for each matrix
+    of A (A's batch shape, before broadcasting): 0, or 1 + the index of its first zero pivot,
+    where the result is unspecified (NaN here). LinalgSolveExBackward0 on the result (derivatives.yaml linalg_solve_ex).
 
     Raises as :func:`solve`; with ``check_errors`` LinAlgError for a singular A, naming its
     batch element as torch."""

@@ -24,12 +24,19 @@ from ._util import _make
 from .linalg_extra import (
     LinAlgError,
     _batch_prefix,
+    _batch_size,
     _check_broadcast,
-    _check_float,
     _dtype_name,
 )
 
 __all__ = ["cholesky_inverse", "cholesky_solve", "solve_triangular"]
+
+
+def _need_lapack_float(a, kernel):
+    """torch's NotImplementedError naming the CPU ``kernel`` for an array LAPACK cannot take
+    (integer, bool, float16)."""
+    if a.dtype.kind != "f" or a.dtype == np.float16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(a)}'")
 
 
 def _colmajor(x):
@@ -74,6 +81,9 @@ def _trsolve(a, b, upper, left=True, unit=False):
 
 
 # ---- solve_triangular ---------------------------------------------------------------------------
+_REQUIRED = object()   # (torch's upper has no default, and its TypeError names the C++ op)
+
+
 class SolveTriangular(ArrayFunction, name="LinalgSolveTriangularBackward0"):
     """X with A X = B (``left``) or X A = B, A read as its upper or lower triangle (``unit``:
     with 1 on the diagonal). derivatives.yaml linalg_solve_triangular
@@ -105,7 +115,7 @@ class SolveTriangular(ArrayFunction, name="LinalgSolveTriangularBackward0"):
 
 
 @op("solve_triangular", method=False, namespace=False, linalg="solve_triangular")
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(A, B, *, upper=_REQUIRED, left=True, unitriangular=False):
     """X with A X = B (``left=False``: X A = B) for a triangular A (*, n, n) and B (*, n, k)
     (``left=False``: (*, k, n)); only A's upper (``upper=True``) or lower triangle is read, and
     with ``unitriangular`` its diagonal is taken as 1. Batch dims broadcast. The result has A's
@@ -116,6 +126,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     Raises RuntimeError for A or B with fewer than 2 dims, non-square A, shapes that do not fit
     or batch dims that do not broadcast; NotImplementedError ("triangular_solve_cpu") for
     integer, bool or float16 A; TypeError without ``upper`` (a keyword-only argument)."""
+    if upper is _REQUIRED:
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
+                        '"upper"')
     a, b = A._data, B._data
     name = "linalg.solve_triangular"
     if b.ndim < 2:
@@ -131,7 +144,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
                            f"{'AX' if left else 'XA'} = B ({n}x{n} and "
                            f"{b.shape[-2]}x{b.shape[-1]})")
     _check_broadcast(b.shape[:-2], a.shape[:-2])
-    _check_float(a, name, "triangular_solve_cpu")
+    _need_lapack_float(a, "triangular_solve_cpu")
     return SolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular))
 
 
@@ -193,9 +206,7 @@ def cholesky_solve(input, input2, upper=False):
                            f"{f.shape[-1]} by {f.shape[-1]} but each b matrix is {b.shape[-2]} "
                            f"by {b.shape[-1]}")
     _check_broadcast(b.shape[:-2], f.shape[:-2])
-    if b.dtype.kind != "f" or b.dtype == np.float16:
-        raise NotImplementedError(f"\"cholesky_solve_cpu\" not implemented for "
-                                  f"'{_dtype_name(b)}'")
+    _need_lapack_float(b, "cholesky_solve_cpu")
     return CholeskySolve.apply(input, input2, bool(upper))
 
 
@@ -238,10 +249,8 @@ def cholesky_inverse(input, upper=False):
     if f.shape[-1] != f.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
                            f"{f.shape[-2]} by {f.shape[-1]} matrices")
-    if f.dtype.kind != "f" or f.dtype == np.float16:
-        raise NotImplementedError(f"\"cholesky_inverse_out_cpu\" not implemented for "
-                                  f"'{_dtype_name(f)}'")
-    zero = (np.diagonal(f, axis1=-2, axis2=-1) == 0).reshape(-1, f.shape[-1])
+    _need_lapack_float(f, "cholesky_inverse_out_cpu")
+    zero = (np.diagonal(f, axis1=-2, axis2=-1) == 0).reshape(_batch_size(f), f.shape[-1])
     if zero.any():
         k = int(np.flatnonzero(zero.any(-1))[0])
         raise LinAlgError(f"{name}: {_batch_prefix(f, k)}The diagonal element "

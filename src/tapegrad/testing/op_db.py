@@ -1368,12 +1368,13 @@ op_db: list[OpInfo] = [
 
 # the rows of later op groups, each kept in its own module next to this one
 from . import (op_db_activations, op_db_binary_extra, op_db_bitwise, op_db_extra,  # noqa: E402
-               op_db_gamma, op_db_linalg, op_db_linalg_decomp, op_db_normalization, op_db_pooling,
-               op_db_scatter, op_db_shape_extra, op_db_special, op_db_special_extra, op_db_surface)
+               op_db_gamma, op_db_linalg, op_db_linalg_decomp, op_db_linalg_solvers,
+               op_db_normalization, op_db_pooling, op_db_scatter, op_db_shape_extra, op_db_special,
+               op_db_special_extra, op_db_surface)
 
 _GROUPS = (op_db_activations, op_db_normalization, op_db_scatter, op_db_pooling, op_db_extra,
            op_db_binary_extra, op_db_surface, op_db_special_extra, op_db_bitwise, op_db_shape_extra,
-           op_db_gamma, op_db_special, op_db_linalg, op_db_linalg_decomp)
+           op_db_gamma, op_db_special, op_db_linalg, op_db_linalg_decomp, op_db_linalg_solvers)
 for _group in _GROUPS:
     op_db += _group.rows
 

@@ -1,0 +1,90 @@
+"""op_db rows of the solvers and products of tapegrad.linalg (ops/linalg_solvers.py, and
+solve_ex in ops/linalg_extra.py). What rows cannot say (errors, LinAlgError, info, named-tuple
+fields, strides, the full-matrix gradient of a Cholesky factor) is in
+tests/test_linalg_solvers.py.
+
+Matrices are well-conditioned (entries in (-1, 1) plus n I). cholesky_solve and
+cholesky_inverse read one triangle of the factor but give it a full-matrix gradient (as torch),
+which finite differences of the other triangle cannot see: their rows take the triangle by hand
+(TrilBackward0 / TriuBackward0 before the op's node, in both frameworks).
+"""
+import numpy as np
+
+from .op_db import OpInfo, SampleInput
+from .op_db_linalg import _noncontig, _wc, s_solve
+
+S = SampleInput
+
+
+def _tri(make, dt, *shape, upper=False):
+    """A well-conditioned triangular factor (positive diagonal n + (-1, 1))."""
+    a = _wc(make, dt, *shape)
+    return np.triu(a) if upper else np.tril(a)
+
+
+def s_solve_triangular(make, dt):
+    out = []
+    for upper in (True, False):
+        for left in (True, False):
+            for unit in (False, True):
+                b = make(3, 2) if left else make(2, 3)
+                out.append(S(_wc(make, dt, 3, 3), (b,),
+                             {"upper": upper, "left": left, "unitriangular": unit},
+                             name=f"{'upper' if upper else 'lower'}_{'left' if left else 'right'}"
+                                  f"{'_unit' if unit else ''}"))
+    return out + [
+        S(_wc(make, dt, 2, 3, 3), (make(4, 1, 3, 2),), {"upper": True}, name="bcast"),
+        S(_wc(make, dt, 3, 3), (make(2, 3, 1),), {"upper": False}, name="bcast_A"),
+        S(_noncontig(_wc(make, dt, 2, 3, 3)), (_noncontig(make(2, 4, 3)),), {"upper": False},
+          name="noncontig"),
+        S(make(0, 0), (make(0, 2),), {"upper": True}, name="empty"),
+        S(make(2, 0, 0), (make(3, 0),), {"upper": False, "left": False}, name="empty_batch"),
+        S(_wc(make, dt, 3, 3), (make(3, 0),), {"upper": True}, name="no_columns")]
+
+
+def _cholesky_solve(m, b, f, upper=False):
+    return m.cholesky_solve(b, f.triu() if upper else f.tril(), upper)
+
+
+def _cholesky_inverse(m, f, upper=False):
+    return m.cholesky_inverse(f.triu() if upper else f.tril(), upper)
+
+
+def s_cholesky_solve(make, dt):
+    return [S(make(3, 2), (_tri(make, dt, 3, 3),), name="lower"),
+            S(make(3, 2), (_tri(make, dt, 3, 3, upper=True), True), name="upper"),
+            S(make(4, 1, 3, 2), (_tri(make, dt, 2, 3, 3),), name="bcast"),
+            S(make(3, 1), (_tri(make, dt, 2, 3, 3, upper=True), True), name="bcast_factor"),
+            S(_noncontig(make(2, 2, 3)), (_noncontig(_tri(make, dt, 2, 3, 3, upper=True)),),
+              name="noncontig"),
+            S(make(0, 2), (make(0, 0),), name="empty"),
+            S(make(3, 0), (_tri(make, dt, 3, 3),), name="no_columns")]
+
+
+def s_cholesky_inverse(make, dt):
+    return [S(_tri(make, dt, 3, 3), name="lower"),
+            S(_tri(make, dt, 3, 3, upper=True), (True,), name="upper"),
+            S(_tri(make, dt, 2, 3, 3), name="batched"),
+            S(_noncontig(_tri(make, dt, 2, 4, 4)), (True,), name="noncontig"),
+            S(_tri(make, dt, 1, 1), name="1x1"),
+            S(make(0, 0), name="empty"), S(make(2, 0, 0), name="empty_batch")]
+
+
+rows = [
+    OpInfo("linalg.solve_ex", sample_inputs_func=s_solve),
+    OpInfo("linalg.solve_triangular", sample_inputs_func=s_solve_triangular),
+    OpInfo("cholesky_solve", op=lambda b, f, *a: _cholesky_solve(_tapegrad(), b, f, *a),
+           torch_op=lambda torch: lambda b, f, *a: _cholesky_solve(torch, b, f, *a),
+           sample_inputs_func=s_cholesky_solve),
+    OpInfo("cholesky_inverse", op=lambda f, *a: _cholesky_inverse(_tapegrad(), f, *a),
+           torch_op=lambda torch: lambda f, *a: _cholesky_inverse(torch, f, *a),
+           sample_inputs_func=s_cholesky_inverse),
+]
+
+
+def _tapegrad():
+    import tapegrad
+    return tapegrad
+
+
+name_differences: dict = {}

@@ -1,0 +1,237 @@
+"""tapegrad.linalg's solvers and products beyond the op database (ops/linalg_solvers.py,
+solve_ex): errors against torch (type and message), LinAlgError, info outputs, named tuples,
+strides of the LAPACK-shaped results, the full-matrix gradients of a Cholesky factor, and the
+top-level functions and Tensor methods."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad
+import tapegrad.linalg
+
+
+def _arr(t):
+    return np.asarray(t._data) if isinstance(t, tapegrad.Tensor) else t.detach().numpy()
+
+
+def _call(module, build):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            build(module)
+        except Exception as e:  # noqa: BLE001 - compared below
+            return e
+    return None
+
+
+def _same_error(build, torch):
+    ours, theirs = _call(tapegrad, build), _call(torch, build)
+    assert theirs is not None, "torch raised nothing: the case is stale"
+    assert ours is not None, f"tapegrad raised nothing; torch: {type(theirs).__name__}: {theirs}"
+    if isinstance(theirs, torch.linalg.LinAlgError):
+        assert isinstance(ours, tapegrad.linalg.LinAlgError), repr(ours)
+    else:
+        assert type(ours).__name__ == type(theirs).__name__, (repr(ours), repr(theirs))
+    assert str(ours) == str(theirs)
+
+
+def _t(m, values, dtype="float32"):
+    return m.from_numpy(np.array(values, dtype=dtype))
+
+
+def _eye(m, n, dtype="float32"):
+    return _t(m, np.eye(n), dtype)
+
+
+def _ones(m, *shape, dtype="float32"):
+    return _t(m, np.ones(shape), dtype)
+
+
+ST = "linalg.solve_triangular"
+ERRORS = {
+    "solve_ex_long": lambda m: m.linalg.solve_ex(_t(m, [[1, 2], [3, 4]], "int64"), _ones(m, 2)),
+    "solve_ex_dtypes": lambda m: m.linalg.solve_ex(_eye(m, 2), _eye(m, 2, "float64")),
+    "solve_ex_nonsquare": lambda m: m.linalg.solve_ex(_ones(m, 2, 3), _ones(m, 2)),
+    "solve_ex_rows": lambda m: m.linalg.solve_ex(_eye(m, 2), _ones(m, 3, 2)),
+    "solve_ex_batches": lambda m: m.linalg.solve_ex(_eye(m, 2).expand(3, 2, 2),
+                                                    _ones(m, 4, 2, 1)),
+    "st_long": lambda m: m.linalg.solve_triangular(_t(m, [[1, 2], [3, 4]], "int64"),
+                                                   _ones(m, 2, 1), upper=True),
+    "st_half": lambda m: m.linalg.solve_triangular(_eye(m, 2, "float16"),
+                                                   _ones(m, 2, 1, dtype="float16"), upper=True),
+    "st_B_1d": lambda m: m.linalg.solve_triangular(_eye(m, 3), _ones(m, 3), upper=True),
+    "st_A_1d": lambda m: m.linalg.solve_triangular(_ones(m, 3), _ones(m, 3, 2), upper=True),
+    "st_long_1d_B": lambda m: m.linalg.solve_triangular(_t(m, np.eye(3), "int64"),
+                                                        _ones(m, 3), upper=True),
+    "st_nonsquare": lambda m: m.linalg.solve_triangular(_ones(m, 2, 3), _ones(m, 3, 2),
+                                                        upper=True),
+    "st_rows": lambda m: m.linalg.solve_triangular(_eye(m, 3), _ones(m, 2, 2), upper=True),
+    "st_cols_right": lambda m: m.linalg.solve_triangular(_eye(m, 3), _ones(m, 2, 2),
+                                                         upper=True, left=False),
+    "st_batches": lambda m: m.linalg.solve_triangular(_eye(m, 3).expand(2, 3, 3),
+                                                      _ones(m, 4, 3, 2), upper=False),
+    "st_no_upper": lambda m: m.linalg.solve_triangular(_eye(m, 3), _ones(m, 3, 2)),
+    "cs_B_1d": lambda m: m.cholesky_solve(_ones(m, 3), _eye(m, 3)),
+    "cs_sizes": lambda m: m.cholesky_solve(_ones(m, 2, 2), _eye(m, 3)),
+    "cs_nonsquare": lambda m: m.cholesky_solve(_ones(m, 3, 2), _ones(m, 3, 2)),
+    "cs_long": lambda m: m.cholesky_solve(_ones(m, 3, 2, dtype="int64"),
+                                          _eye(m, 3, "int64")),
+    "cs_half": lambda m: m.cholesky_solve(_ones(m, 3, 2, dtype="float16"),
+                                          _eye(m, 3, "float16")),
+    "cs_dtypes": lambda m: m.cholesky_solve(_ones(m, 3, 2, dtype="float64"), _eye(m, 3)),
+    "cs_batches": lambda m: m.cholesky_solve(_ones(m, 4, 3, 2), _eye(m, 3).expand(2, 3, 3)),
+    "ci_1d": lambda m: m.cholesky_inverse(_ones(m, 3)),
+    "ci_nonsquare": lambda m: m.cholesky_inverse(_ones(m, 2, 3)),
+    "ci_long": lambda m: m.cholesky_inverse(_eye(m, 3, "int64")),
+    "ci_half": lambda m: m.cholesky_inverse(_eye(m, 3, "float16")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors_match_torch(case, torch):
+    _same_error(ERRORS[case], torch)
+
+
+SINGULAR = {
+    "solve_ex_check": lambda m: m.linalg.solve_ex(_t(m, np.zeros((2, 2))), _ones(m, 2),
+                                                  check_errors=True),
+    "solve_ex_check_batch": lambda m: m.linalg.solve_ex(
+        _t(m, [np.eye(3), np.diag([1.0, 1.0, 0.0])]), _ones(m, 3, 1), check_errors=True),
+    "cholesky_inverse": lambda m: m.cholesky_inverse(_t(m, np.zeros((3, 3)))),
+    "cholesky_inverse_batch": lambda m: m.cholesky_inverse(
+        _t(m, [np.eye(3), np.diag([1.0, 0.0, 0.0])])),
+    "cholesky_inverse_method": lambda m: _t(m, np.diag([2.0, 1.0, 0.0])).cholesky_inverse(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SINGULAR))
+def test_linalg_error_matches_torch(case, torch):
+    _same_error(SINGULAR[case], torch)
+
+
+def test_solve_ex_info_and_nan_result(torch):
+    """info is A's (batch shape before broadcasting with B), LAPACK's first zero pivot; the
+    result of a singular matrix is unspecified (torch: LAPACK's inf / NaN; here NaN)."""
+    a = np.stack([np.eye(3), np.diag([1.0, 1.0, 0.0]), np.zeros((3, 3))])
+    b = np.ones((4, 1, 3, 2))
+    ours = tapegrad.linalg.solve_ex(tapegrad.from_numpy(a), tapegrad.from_numpy(b))
+    theirs = torch.linalg.solve_ex(torch.from_numpy(a), torch.from_numpy(b))
+    assert ours.info.dtype == tapegrad.int32 and not ours.info.requires_grad
+    np.testing.assert_array_equal(_arr(ours.info), theirs.info.numpy())
+    np.testing.assert_array_equal(_arr(ours.result)[:, 0], theirs.result.numpy()[:, 0])
+    assert np.isnan(_arr(ours.result)[:, 1:]).all()
+    assert not np.isfinite(theirs.result.numpy()[:, 1:]).all()
+
+
+def test_solve_ex_named_tuple_and_node(torch):
+    outs = []
+    for m in (tapegrad, torch):
+        a = _t(m, [[2.0, 1.0], [1.0, 3.0]]).requires_grad_()
+        r = m.linalg.solve_ex(a, _t(m, [1.0, 2.0]))
+        outs.append((r, type(r.result.grad_fn).__name__, r.info.grad_fn))
+    (ours, node, info_fn), (theirs, tnode, _) = outs
+    assert type(ours).__name__ == type(theirs).__name__ == "linalg_solve_ex"
+    assert ours._fields == theirs.__match_args__
+    assert node == tnode == "LinalgSolveExBackward0" and info_fn is None
+    assert repr(ours).replace("tapegrad", "torch") == repr(theirs)
+
+
+def test_solve_triangular_reads_one_triangle(torch):
+    """The other triangle (and, with unitriangular, the diagonal) is never read."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (3, 3)) + 3 * np.eye(3)
+    junk = a + np.triu(rng.uniform(5, 9, (3, 3)), 1) + np.tril(rng.uniform(5, 9, (3, 3)), -1)
+    b = rng.uniform(-1, 1, (3, 2))
+    for upper in (True, False):
+        for unit in (True, False):
+            kw = {"upper": upper, "unitriangular": unit}
+            ours = tapegrad.linalg.solve_triangular(tapegrad.from_numpy(junk),
+                                                    tapegrad.from_numpy(b), **kw)
+            theirs = torch.linalg.solve_triangular(torch.from_numpy(junk), torch.from_numpy(b),
+                                                   **kw)
+            np.testing.assert_allclose(_arr(ours), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_solve_triangular_zero_diagonal_gives_inf_as_torch(torch):
+    a = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 1.0], [0.0, 0.0, 2.0]])
+    b = np.array([[1.0], [1.0], [2.0]])
+    ours = tapegrad.linalg.solve_triangular(tapegrad.from_numpy(a), tapegrad.from_numpy(b),
+                                            upper=True)
+    theirs = torch.linalg.solve_triangular(torch.from_numpy(a), torch.from_numpy(b), upper=True)
+    np.testing.assert_array_equal(_arr(ours), theirs.numpy())
+
+
+def test_solve_triangular_result_has_A_dtype(torch):
+    """torch converts B to A's dtype (no promotion); the gradient of B keeps B's dtype."""
+    for da, db in (("float32", "float64"), ("float64", "float32")):
+        res = []
+        for m in (tapegrad, torch):
+            a = _t(m, [[2.0, 1.0], [0.0, 3.0]], da)
+            b = _t(m, [[1.0], [2.0]], db).requires_grad_()
+            x = m.linalg.solve_triangular(a, b, upper=True)
+            x.sum().backward()
+            res.append((str(x.dtype).rsplit(".")[-1], str(b.grad.dtype).rsplit(".")[-1],
+                        _arr(x), _arr(b.grad)))
+        assert res[0][:2] == res[1][:2]
+        np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-6)
+        np.testing.assert_allclose(res[0][3], res[1][3], rtol=1e-6)
+
+
+STRIDED = {
+    "solve_triangular": lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+    "solve_triangular_right": lambda m, a, b: m.linalg.solve_triangular(a, b.mT, upper=False,
+                                                                        left=False),
+    "cholesky_solve": lambda m, a, b: m.cholesky_solve(b, a.tril()),
+    "cholesky_inverse": lambda m, a, b: m.cholesky_inverse(a.tril()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRIDED))
+def test_lapack_results_are_column_major_as_torch(case, torch):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)
+    b = rng.uniform(-1, 1, (4, 1, 3, 2))
+    ours = STRIDED[case](tapegrad, tapegrad.from_numpy(a), tapegrad.from_numpy(b))
+    theirs = STRIDED[case](torch, torch.from_numpy(a), torch.from_numpy(b))
+    assert ours.stride() == theirs.stride()
+
+
+FACTOR_GRADS = {
+    "cholesky_solve": lambda m, b, f: m.cholesky_solve(b, f),
+    "cholesky_solve_upper": lambda m, b, f: m.cholesky_solve(b, f.mT, True),
+    "cholesky_inverse": lambda m, b, f: m.cholesky_inverse(f),
+    "cholesky_inverse_upper": lambda m, b, f: m.cholesky_inverse(f.mT, upper=True),
+    "method_solve": lambda m, b, f: b.cholesky_solve(f),
+    "method_inverse": lambda m, b, f: f.cholesky_inverse(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FACTOR_GRADS))
+def test_factor_gets_torch_full_matrix_gradient(case, torch):
+    """The factor passed as a full matrix (both triangles): values read one triangle, the
+    gradient is torch's full matrix (derivatives.yaml), second derivatives too."""
+    rng = np.random.default_rng(2)
+    f = rng.uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)
+    b = rng.uniform(-1, 1, (2, 3, 2))
+    c = rng.uniform(-1, 1, (2, 3, 3))
+    res = []
+    for m in (tapegrad, torch):
+        bt = m.from_numpy(b.copy()).requires_grad_()
+        ft = m.from_numpy(f.copy()).requires_grad_()
+        y = FACTOR_GRADS[case](m, bt, ft)
+        g = m.autograd.grad(y.sin().sum(), ft, create_graph=True)[0]
+        h = m.autograd.grad((g * m.from_numpy(c)).sum(), ft)[0]
+        res.append([_arr(y), _arr(g), _arr(h), type(y.grad_fn).__name__])
+    for k in range(3):
+        np.testing.assert_allclose(res[0][k], res[1][k], rtol=1e-10, atol=1e-12)
+    assert res[0][3] == res[1][3]
+
+
+def test_top_level_and_methods(torch):
+    for name in ("cholesky_solve", "cholesky_inverse"):
+        assert hasattr(tapegrad, name) and hasattr(tapegrad.Tensor, name)
+        assert hasattr(torch, name) and hasattr(torch.Tensor, name)
+    for name in ("solve_ex", "solve_triangular"):
+        assert hasattr(tapegrad.linalg, name) and not hasattr(tapegrad, name) \
+            and not hasattr(torch, name)
