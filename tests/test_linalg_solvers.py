@@ -235,3 +235,116 @@ def test_top_level_and_methods(torch):
     for name in ("solve_ex", "solve_triangular"):
         assert hasattr(tapegrad.linalg, name) and not hasattr(tapegrad, name) \
             and not hasattr(torch, name)
+
+
+# ---- matrix_rank, pinv, lstsq -------------------------------------------------------------------
+RANK_ERRORS = {
+    "rank_1d": lambda m: m.linalg.matrix_rank(_ones(m, 3)),
+    "rank_1d_long": lambda m: m.linalg.matrix_rank(_ones(m, 3, dtype="int64")),
+    "rank_long": lambda m: m.linalg.matrix_rank(_ones(m, 3, 3, dtype="int64")),
+    "rank_half": lambda m: m.linalg.matrix_rank(_ones(m, 3, 3, dtype="float16")),
+    "rank_hermitian_nonsquare": lambda m: m.linalg.matrix_rank(_ones(m, 2, 3), hermitian=True),
+    "pinv_1d": lambda m: m.linalg.pinv(_ones(m, 3)),
+    "pinv_long": lambda m: m.linalg.pinv(_ones(m, 3, 3, dtype="int64")),
+    "pinv_half": lambda m: m.linalg.pinv(_ones(m, 2, 3, 3, dtype="float16")),
+    "pinv_hermitian_nonsquare": lambda m: m.linalg.pinv(_ones(m, 2, 3), hermitian=True),
+    "pinv_atol_grad": lambda m: m.linalg.pinv(_ones(m, 3, 3),
+                                              atol=_t(m, 0.1).requires_grad_()),
+    "lstsq_1d": lambda m: m.linalg.lstsq(_ones(m, 3), _ones(m, 3)),
+    "lstsq_0d_B": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _t(m, 1.0)),
+    "lstsq_B_more_dims": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 2, 3, 1)),
+    "lstsq_B_two_fewer": lambda m: m.linalg.lstsq(_ones(m, 2, 3, 2), _ones(m, 3)),
+    "lstsq_rows": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 4, 1)),
+    "lstsq_vector_rows": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 2)),
+    "lstsq_long": lambda m: m.linalg.lstsq(_ones(m, 3, 2, dtype="int64"),
+                                           _ones(m, 3, 1, dtype="int64")),
+    "lstsq_half": lambda m: m.linalg.lstsq(_ones(m, 3, 2, dtype="float16"),
+                                           _ones(m, 3, 1, dtype="float16")),
+    "lstsq_dtypes": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 3, 1, dtype="float64")),
+    "lstsq_long_B": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 4, 1, dtype="int64")),
+    "lstsq_driver": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 3, 1), driver="foo"),
+    "lstsq_driver_rows": lambda m: m.linalg.lstsq(_ones(m, 3, 2), _ones(m, 4, 1),
+                                                  driver="foo"),
+    "lstsq_batches": lambda m: m.linalg.lstsq(_ones(m, 2, 3, 2), _ones(m, 4, 3, 1)),
+    "lstsq_vector_batches": lambda m: m.linalg.lstsq(_ones(m, 2, 5, 3), _ones(m, 5, 2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RANK_ERRORS))
+def test_rank_pinv_lstsq_errors_match_torch(case, torch):
+    _same_error(RANK_ERRORS[case], torch)
+
+
+def test_overload_keywords_cannot_mix():
+    """tol (matrix_rank) and rcond (pinv) are torch's other overloads: TypeError with atol."""
+    x = tapegrad.eye(3)
+    with pytest.raises(TypeError, match="linalg_matrix_rank"):
+        tapegrad.linalg.matrix_rank(x, tol=0.1, atol=0.1)
+    with pytest.raises(TypeError, match="linalg_pinv"):
+        tapegrad.linalg.pinv(x, 0.1, atol=0.1)
+
+
+def test_matrix_rank_is_int64_without_history(torch):
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]])
+    ours = tapegrad.linalg.matrix_rank(tapegrad.from_numpy(a).requires_grad_())
+    theirs = torch.linalg.matrix_rank(torch.from_numpy(a).requires_grad_())
+    assert ours.dtype == tapegrad.int64 and ours.grad_fn is None and not ours.requires_grad
+    assert ours.item() == theirs.item() == 1
+
+
+def test_pinv_tolerance_tensor_broadcasts_as_torch(torch):
+    """atol of shape (3,) against a single 3 x 3 matrix: torch's unsqueeze(-1) makes a batch of
+    three pseudoinverses, one per tolerance."""
+    a = np.diag([4.0, 1.0, 0.01])
+    tols = np.array([0.0, 0.5, 2.0])
+    ours = tapegrad.linalg.pinv(tapegrad.from_numpy(a), atol=tapegrad.from_numpy(tols))
+    theirs = torch.linalg.pinv(torch.from_numpy(a), atol=torch.from_numpy(tols))
+    assert tuple(ours.shape) == tuple(theirs.shape) == (3, 3, 3)
+    np.testing.assert_allclose(_arr(ours), theirs.numpy(), rtol=1e-12)
+
+
+def test_hermitian_pinv_gradcheck_through_symmetric_input():
+    """hermitian=True reads A's lower triangle, so finite differences see A + A^T."""
+    rng = np.random.default_rng(3)
+    a = tapegrad.from_numpy(rng.uniform(-1, 1, (2, 3, 3)) + 3 * np.eye(3)).requires_grad_()
+
+    def f(x):
+        return tapegrad.linalg.pinv(x + x.mT, hermitian=True)
+
+    assert tapegrad.autograd.gradcheck(f, (a,))
+    assert tapegrad.autograd.gradgradcheck(f, (a,))
+
+
+def test_lstsq_named_tuple_and_fields_as_torch(torch):
+    """gelsy (the default) leaves residuals and singular_values empty, residuals still in the
+    graph (LinalgLstsqBackward0) as torch's; rank and singular_values have no history."""
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 2))
+    outs = []
+    for m in (tapegrad, torch):
+        r = m.linalg.lstsq(m.from_numpy(a).requires_grad_(), m.from_numpy(b))
+        outs.append((r, [type(t.grad_fn).__name__ for t in r], r.solution.stride()))
+    (ours, nodes, stride), (theirs, tnodes, tstride) = outs
+    assert type(ours).__name__ == type(theirs).__name__ == "linalg_lstsq"
+    assert ours._fields == theirs.__match_args__
+    assert nodes == tnodes and stride == tstride
+    assert repr(ours).replace("tapegrad", "torch") == repr(theirs)
+
+
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd", "gelss", "gels"])
+def test_lstsq_residual_gradient_as_torch(driver, torch):
+    """The residuals' own gradient (m > n, full rank), and the second derivative."""
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(-1, 1, (2, 5, 3)), rng.uniform(-1, 1, (2, 5, 2))
+    c = rng.uniform(-1, 1, (2, 5, 3))
+    res = []
+    for m in (tapegrad, torch):
+        x, y = m.from_numpy(a).requires_grad_(), m.from_numpy(b).requires_grad_()
+        r = m.linalg.lstsq(x, y, driver=driver)
+        loss = r.solution.sum() + r.residuals.sum()
+        ga, gb = m.autograd.grad(loss, (x, y), create_graph=True)
+        h = m.autograd.grad((ga * m.from_numpy(c)).sum() + gb.sum(), x)[0]
+        res.append([_arr(t) for t in (r.residuals, ga, gb, h)])
+    for k in range(4):
+        np.testing.assert_allclose(res[0][k], res[1][k], rtol=1e-9, atol=1e-11)
+

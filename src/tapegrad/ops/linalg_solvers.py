@@ -27,6 +27,7 @@ from .linalg_extra import (
     _batch_size,
     _check_broadcast,
     _dtype_name,
+    _return_type,
 )
 
 __all__ = ["cholesky_inverse", "cholesky_solve", "solve_triangular"]
@@ -257,3 +258,292 @@ def cholesky_inverse(input, upper=False):
                           f"{int(np.argmax(zero[k])) + 1} is zero, the inversion could not be "
                           f"completed because the input matrix is singular.")
     return CholeskyInverse.apply(input, bool(upper))
+
+
+# ---- tolerances of matrix_rank / pinv -----------------------------------------------------------
+def _tol_array(t, dt):
+    """A tolerance as an array: a Tensor's data (its own dtype), a number in ``dt``."""
+    from .._tensor import Tensor
+    return np.asarray(t._data) if isinstance(t, Tensor) else np.asarray(t, dt)
+
+
+def _tolerance(a, s_max, atol, rtol):
+    """torch's get_atol_rtol and threshold: atol defaults to 0; rtol to eps * max(m, n) unless
+    atol is given, where it is 0 wherever atol > 0; the threshold is max(atol, rtol * s_max),
+    broadcast against the batch (atol and rtol get a trailing unit dim, as torch's unsqueeze)."""
+    dt = a.dtype
+    default = np.asarray(np.finfo(dt).eps * max(a.shape[-1], a.shape[-2]), dt)
+    atol_a = np.zeros((), dt) if atol is None else _tol_array(atol, dt)
+    if rtol is not None:
+        rtol_a = _tol_array(rtol, dt)
+    elif atol is not None:
+        rtol_a = np.where(atol_a > 0, np.zeros((), dt), default)
+    else:
+        rtol_a = default
+    return np.maximum(atol_a[..., None], rtol_a[..., None] * s_max)
+
+
+def _check_tol_grad(t, name, arg):
+    if getattr(t, "requires_grad", False):
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
+def _spectrum(a, hermitian):
+    """(S, largest) for the tolerance: the singular values (descending) and S[..., :1], or, for
+    ``hermitian``, |eigenvalues| of the lower triangle and their max."""
+    if hermitian:
+        s = np.abs(np.linalg.eigvalsh(a))
+        return s, s.max(-1, keepdims=True)
+    s = np.linalg.svd(a, compute_uv=False)
+    return s, s[..., :1]
+
+
+# ---- matrix_rank --------------------------------------------------------------------------------
+def _check_real_float(a, name_dims):
+    if a.ndim < 2:
+        raise RuntimeError(f"{name_dims}: The input tensor input must have at least 2 dimensions.")
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
+@op("matrix_rank", method=False, namespace=False, linalg="matrix_rank")
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+    """The numerical rank of each matrix of a (*, m, n) float32/float64 batch: int64 of the batch
+    shape, no gradient. The number of singular values (``hermitian``: |eigenvalues| of the lower
+    triangle) above max(atol, rtol * the largest), as torch: atol defaults to 0, rtol to
+    eps * max(m, n), or to 0 where a given atol is > 0. atol / rtol are numbers or tensors
+    broadcasting against the batch. ``tol`` (torch's deprecated overload) is atol with rtol 0.
+    An empty matrix has rank 0.
+
+    Raises RuntimeError for fewer than 2 dims, a dtype other than float32/float64, batch
+    tolerances that do not broadcast, or (``hermitian``) non-square input as linalg.eigh;
+    TypeError for ``tol`` together with atol / rtol."""
+    a = A._data
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_matrix_rank() received an invalid combination of arguments: "
+                            "tol cannot be given with atol or rtol")
+        atol, rtol = tol, 0.0
+    _check_real_float(a, "torch.linalg.matrix_rank")
+    if hermitian and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.eigh: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    if a.shape[-1] == 0 or a.shape[-2] == 0:
+        return _make(np.zeros(a.shape[:-2], np.int64))
+    s, s_max = _spectrum(a, hermitian)
+    tol_ = _broadcast_tol(_tolerance, a, s_max, atol, rtol)
+    return _make(np.asarray((s > tol_).sum(-1), np.int64))
+
+
+def _broadcast_tol(f, *args):
+    """``f(*args)``, NumPy's broadcasting error as torch's infer_size message."""
+    try:
+        return f(*args)
+    except ValueError as e:
+        raise RuntimeError(f"The size of the tolerance must broadcast to the batch of A: {e}") \
+            from None
+
+
+# ---- pinv ---------------------------------------------------------------------------------------
+class Pinv(ArrayFunction, name="LinalgPinvBackward0"):
+    """The pseudoinverse from the SVD (``hermitian``: eigh), singular values at or below the
+    tolerance dropped. derivatives.yaml linalg_pinv (pinv_backward)."""
+
+    @staticmethod
+    def forward(ctx, a, atol, rtol, hermitian):
+        m, n = a.shape[-2:]
+        if m == 0 or n == 0:
+            p = np.zeros(a.shape[:-2] + (n, m), a.dtype)
+        elif hermitian:
+            w, u = np.linalg.eigh(a)
+            tol = _tolerance(a, np.abs(w).max(-1, keepdims=True), atol, rtol)
+            with np.errstate(divide="ignore"):
+                winv = np.where(np.abs(w) > tol, 1 / w, 0).astype(a.dtype)
+            p = (u * winv[..., None, :]) @ np.swapaxes(u, -1, -2)
+        else:
+            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            tol = _tolerance(a, s[..., :1], atol, rtol)
+            with np.errstate(divide="ignore"):
+                sinv = np.where(s > tol, 1 / s, 0).astype(a.dtype)
+            p = (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
+        ctx.save_for_backward(a, p)
+        return p
+
+    @staticmethod
+    def backward(ctx, g):
+        a, p = ctx.saved_tensors
+        return _pinv_backward(g, p, a), None, None, None
+
+
+def _pinv_backward(g, p, a):
+    """derivatives.yaml linalg_pinv's pinv_backward (real case; Golub and Pereyra, 1973, the
+    derivative of the pseudoinverse at constant rank), in the order that keeps the products
+    smallest for wide (m <= n) or tall A."""
+    m, n = a.shape[-2], a.shape[-1]
+    ph, gh = p.mT, g.mT
+    if m <= n:
+        k = gh @ p
+        kph = k @ ph
+        return -(p @ k).mT + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a)
+    k = p @ gh
+    phk = ph @ k
+    return -(k @ p).mT + ((gh - a @ k) @ p) @ ph + phk - (phk @ p) @ a
+
+
+@op("pinv", method=False, namespace=False, linalg="pinv")
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """The Moore-Penrose pseudoinverse of each matrix of a (*, m, n) float32/float64 batch:
+    (*, n, m), the input's dtype. Singular values (``hermitian``: eigenvalues of the lower
+    triangle, by absolute value) at or below max(atol, rtol * the largest) are dropped, with
+    torch's defaults (atol 0; rtol eps * max(m, n), or 0 where a given atol is > 0); ``rcond``
+    (torch's older overload, also positional) is rtol. Tolerance tensors broadcast against the
+    batch as torch's (with a trailing unit dim). LinalgPinvBackward0 (derivatives.yaml
+    linalg_pinv: pinv_backward), valid where the rank does not change.
+
+    Raises RuntimeError for fewer than 2 dims or a dtype other than float32/float64 (torch's
+    "expected a tensor with 2 or more dimensions" message), for (``hermitian``) non-square input
+    as linalg.eigh, and for a tolerance tensor that requires grad; TypeError for ``rcond``
+    together with atol / rtol."""
+    a = A._data
+    if a.ndim < 2 or a.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"linalg.pinv({_dtype_name(a)}{{{list(a.shape)}}}): expected a "
+                           f"tensor with 2 or more dimensions of float, double, cfloat or cdouble "
+                           f"types")
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv() received an invalid combination of arguments: rcond "
+                            "cannot be given with atol or rtol")
+        rtol = rcond
+    if hermitian and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.eigh: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    _check_tol_grad(atol, "linalg_pinv", "atol")
+    _check_tol_grad(rtol, "linalg_pinv", "rtol")
+    atol = None if atol is None else _tol_array(atol, a.dtype)
+    rtol = None if rtol is None else _tol_array(rtol, a.dtype)
+    try:
+        return Pinv.apply(A, atol, rtol, bool(hermitian))
+    except ValueError as e:
+        raise RuntimeError(f"linalg.pinv: the tolerances do not broadcast against the batch of "
+                           f"A {list(a.shape[:-2])}: {e}") from None
+
+
+# ---- lstsq --------------------------------------------------------------------------------------
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+class Lstsq(ArrayFunction, name="LinalgLstsqBackward0"):
+    """(solution, residuals, rank, singular_values) of min ||A X - B||_F, the minimum-norm
+    solution of the problem truncated to the singular values above rcond * the largest (the
+    solution LAPACK's gelsy / gelsd / gelss give; gels assumes full rank and truncates nothing).
+    Which fields are filled follows the driver as torch's (see :func:`lstsq`); rank and
+    singular_values have no gradient. derivatives.yaml linalg_lstsq (linalg_lstsq_backward):
+    gA = pinv_backward(gX B^H, pinv(A), A), gB = pinv(A)^H gX; the residuals r = ||A X - B||^2
+    add 2 R gr X^H to gA and -2 R gr to gB (R = A X - B: X is stationary, so only the explicit
+    dependence counts)."""
+
+    @staticmethod
+    def forward(ctx, a, b, vector, rcond, driver):
+        bm = b[..., None] if vector else b
+        batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+        a_ = np.broadcast_to(a, batch + a.shape[-2:])
+        bm = np.broadcast_to(bm, batch + bm.shape[-2:])
+        m, n, k = a.shape[-2], a.shape[-1], bm.shape[-1]
+        dt = a.dtype
+        if rcond is None:
+            rcond = np.finfo(dt).eps * max(m, n)
+        # torch's solution is the top n rows of a column-major (max(m, n), k) LAPACK buffer
+        buf = np.zeros(batch + (k, max(m, n)), dt)
+        x = np.swapaxes(buf, -1, -2)[..., :n, :]
+        if min(m, n) == 0:
+            s = np.zeros(a.shape[:-2] + (0,), dt)
+            rank = np.zeros(a.shape[:-2], np.int64)
+        else:
+            # rank and singular values are A's (its batch shape), the solution the broadcast one
+            u, s, vh = np.linalg.svd(a, full_matrices=False)
+            keep = s > rcond * s[..., :1] if driver != "gels" else np.ones(s.shape, bool)
+            rank = keep.sum(-1).astype(np.int64)
+            with np.errstate(divide="ignore"):
+                sinv = np.where(keep, 1 / s, 0).astype(dt)
+            x[...] = np.swapaxes(vh, -1, -2) @ (sinv[..., None] * (np.swapaxes(u, -1, -2) @ bm))
+        full = m > n and (driver == "gels" or bool((rank == n).all()))
+        if driver != "gelsy" and full:
+            res = ((a_ @ x - bm) ** 2).sum(-2)
+        else:
+            res = np.zeros((0,), dt)
+        if driver == "gels":
+            rank = np.zeros((0,), np.int64)
+        if driver not in ("gelsd", "gelss"):
+            s = np.zeros((0,), dt)
+        ctx.conf = (vector, res.size > 0)
+        ctx.save_for_backward(a, b, x)
+        ctx.mark_non_differentiable(rank, s)
+        return (x[..., 0] if vector else x), res, rank, s
+
+    @staticmethod
+    def backward(ctx, gx, gres, _grank=None, _gs=None):
+        a, b, x = ctx.saved_tensors
+        vector, with_res = ctx.conf
+        bm = b.unsqueeze(-1) if vector else b
+        gxm = gx.unsqueeze(-1) if vector else gx
+        p = Pinv.apply(a, None, None, False)
+        ga = _pinv_backward(gxm @ bm.mT, p, a) if ctx.needs(0) else None
+        gb = p.mT @ gxm if ctx.needs(1) else None
+        if with_res:
+            r2 = 2 * (a @ x - bm) * gres.unsqueeze(-2)
+            ga = None if ga is None else ga + r2 @ x.mT
+            gb = None if gb is None else gb - r2
+        if gb is not None and vector:
+            gb = gb.squeeze(-1)
+        return ga, gb, None, None, None
+
+
+@op("lstsq", method=False, namespace=False, linalg="lstsq")
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Named tuple ``(solution, residuals, rank, singular_values)`` of the least-squares problem
+    min ||A X - B|| for A (*, m, n) and B (*, m, k), or B with one dim fewer than A (vectors
+    (*, m), read as columns, as torch); batch dims broadcast (rank and singular_values keep A's
+    batch shape); float32/float64, the same for both. ``driver`` as torch's CPU
+    drivers: 'gelsy' (the default) fills solution and rank; 'gelsd' / 'gelss' also
+    singular_values (*, min(m, n)) and, when m > n and every matrix has full rank, residuals
+    (the squared residual norm of each column, (*, k)); 'gels' (full rank assumed) fills
+    solution and, when m > n, residuals. Empty fields are shape (0,). ``rcond`` (default
+    eps * max(m, n)): singular values at or below rcond * the largest count as zero.
+
+    Where this differs from torch: the rank here is the count of singular values above the
+    threshold; gelsy's own rank comes from a QR with column pivoting and may differ near the
+    threshold. The solution is laid out as torch's (the top rows of a column-major
+    (max(m, n), k) buffer). LinalgLstsqBackward0 on solution and residuals (derivatives.yaml
+    linalg_lstsq, see :class:`Lstsq`).
+
+    Raises RuntimeError for A with fewer than 2 dims or B with none, B with more dims than A or
+    two fewer, different dtypes, a dtype other than float32 / float64, an unknown driver, row
+    counts that differ or batch dims that do not broadcast."""
+    a, b = A._data, B._data
+    name = "torch.linalg.lstsq"
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if b.ndim < 1:
+        raise RuntimeError(f"{name}: other must have at least 1 dimension.")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{name}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {_dtype_name(a)} and other's dtype {_dtype_name(b)}")
+    if not 0 <= a.ndim - b.ndim <= 1:
+        raise RuntimeError(f"{name}: input.dim() must be greater or equal to other.dim() and "
+                           f"(input.dim() - other.dim()) <= 1")
+    vector = b.ndim == a.ndim - 1     # (torch's rule for lstsq: B one dim short is vectors)
+    _check_broadcast(a.shape[:-2], (b.shape[:-1] if vector else b.shape[:-2]))
+    if a.shape[-2] != (b.shape[-1] if vector else b.shape[-2]):
+        raise RuntimeError(f"{name}: input.size(-2) should match other.size("
+                           f"{-1 if vector else -2})")
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _DRIVERS:
+        raise RuntimeError(f"{name}: parameter `driver` should be one of "
+                           f"({', '.join(_DRIVERS)})")
+    if a.dtype not in (np.float32, np.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    out = Lstsq.apply(A, B, vector, rcond, driver)
+    return _return_type("linalg_lstsq", ("solution", "residuals", "rank",
+                                         "singular_values"))(*out)

@@ -6,11 +6,13 @@ tests/test_linalg_solvers.py.
 Matrices are well-conditioned (entries in (-1, 1) plus n I). cholesky_solve and
 cholesky_inverse read one triangle of the factor but give it a full-matrix gradient (as torch),
 which finite differences of the other triangle cannot see: their rows take the triangle by hand
-(TrilBackward0 / TriuBackward0 before the op's node, in both frameworks).
+(TrilBackward0 / TriuBackward0 before the op's node, in both frameworks). pinv with
+``hermitian=True`` reads the lower triangle too: its row is compared with torch only, and
+tests/test_linalg_solvers.py gradchecks it through a symmetric A + A^T.
 """
 import numpy as np
 
-from .op_db import OpInfo, SampleInput
+from .op_db import NoGrad, OpInfo, SampleInput, _a
 from .op_db_linalg import _noncontig, _wc, s_solve
 
 S = SampleInput
@@ -70,6 +72,65 @@ def s_cholesky_inverse(make, dt):
             S(make(0, 0), name="empty"), S(make(2, 0, 0), name="empty_batch")]
 
 
+def _rank2(dt, *batch):
+    """4 x 3 matrices of rank 2 (the third column the sum of the first two)."""
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, batch + (4, 2))
+    return np.asarray(np.concatenate([a, a.sum(-1, keepdims=True)], -1), dt)
+
+
+def s_matrix_rank(make, dt):
+    sym = make(2, 3, 3)
+    return [S(make(3, 3), name="square"), S(make(4, 2), name="tall"), S(make(2, 5), name="wide"),
+            S(_rank2(dt), name="rank2"), S(_rank2(dt, 2), name="rank2_batch"),
+            S(_rank2(dt), (), {"atol": 0.5}, name="atol"),
+            S(_rank2(dt), (), {"rtol": 0.3}, name="rtol"),
+            S(_rank2(dt), (), {"atol": 0.0, "rtol": 0.2}, name="atol0_rtol"),
+            S(make(2, 3, 3), (), {"atol": NoGrad(_a([0.05, 5.0], dt))}, name="atol_tensor"),
+            S(sym + np.swapaxes(sym, -1, -2), (), {"hermitian": True}, name="hermitian"),
+            S(_rank2(dt), (), {"tol": 0.5}, name="tol"),
+            S(_noncontig(make(2, 4, 3)), name="noncontig"),
+            S(make(0, 3), name="empty"), S(make(2, 3, 0), name="empty_batch"),
+            S(np.zeros((3, 3), dt), name="zero")]
+
+
+def s_pinv(make, dt):
+    sym = _wc(make, dt, 2, 3, 3)
+    return [S(_wc(make, dt, 3, 3), name="square"), S(make(4, 3), name="tall"),
+            S(make(2, 4), name="wide"), S(make(2, 4, 3), name="batched"),
+            S(make(3, 2, 5), name="batched_wide"),
+            S(_noncontig(make(2, 4, 3)), name="noncontig"),
+            S(sym + np.swapaxes(sym, -1, -2), (), {"hermitian": True}, name="hermitian",
+              gradcheck=False),
+            S(make(4, 3), (), {"atol": 1e-3}, name="atol"),
+            S(make(4, 3), (), {"rtol": 1e-3}, name="rtol"),
+            S(make(2, 4, 3), (), {"atol": NoGrad(_a([1e-3, 1e-4], dt)), "rtol": NoGrad(
+                _a(1e-5, dt))}, name="tensor_tols"),
+            S(make(4, 3), (1e-3,), name="rcond"),
+            S(_rank2(dt), name="rank2", gradcheck=False),
+            S(make(0, 3), name="empty"), S(make(2, 3, 0), name="empty_batch")]
+
+
+def s_lstsq(make, dt):
+    return [S(make(5, 3), (make(5, 2),), name="tall"),
+            S(make(2, 5), (make(2, 3),), name="wide"),
+            S(_wc(make, dt, 3, 3), (make(3, 1),), name="square"),
+            S(make(5, 3), (make(5),), name="vector"),
+            S(make(2, 5, 3), (make(2, 5),), name="batched_vector"),
+            S(make(1, 5, 3), (make(2, 5, 2),), name="bcast_B"),
+            S(make(2, 1, 5, 3), (make(1, 3, 5, 2),), name="bcast_both"),
+            S(_noncontig(make(2, 3, 5)), (_noncontig(make(2, 2, 5)),), name="noncontig"),
+            S(make(5, 3), (make(5, 2),), {"driver": "gelsd"}, name="gelsd"),
+            S(make(2, 5, 3), (make(2, 5, 2),), {"driver": "gelss"}, name="gelss"),
+            S(make(5, 3), (make(5, 2),), {"driver": "gels"}, name="gels"),
+            S(make(3, 5), (make(3, 2),), {"driver": "gelsd"}, name="gelsd_wide"),
+            S(_rank2(dt), (make(4, 2),), {"driver": "gelsd"}, name="gelsd_rank2",
+              gradcheck=False),
+            S(_rank2(dt), (make(4, 2),), name="rank2", gradcheck=False),
+            S(make(5, 3), (make(5, 2),), {"rcond": 1e-3}, name="rcond"),
+            S(make(0, 3), (make(0, 2),), name="empty")]
+
+
 rows = [
     OpInfo("linalg.solve_ex", sample_inputs_func=s_solve),
     OpInfo("linalg.solve_triangular", sample_inputs_func=s_solve_triangular),
@@ -79,6 +140,9 @@ rows = [
     OpInfo("cholesky_inverse", op=lambda f, *a: _cholesky_inverse(_tapegrad(), f, *a),
            torch_op=lambda torch: lambda f, *a: _cholesky_inverse(torch, f, *a),
            sample_inputs_func=s_cholesky_inverse),
+    OpInfo("linalg.matrix_rank", sample_inputs_func=s_matrix_rank, supports_grad=False),
+    OpInfo("linalg.pinv", sample_inputs_func=s_pinv),
+    OpInfo("linalg.lstsq", sample_inputs_func=s_lstsq),
 ]
 
 
