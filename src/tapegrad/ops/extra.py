@@ -1031,9 +1031,6 @@ def cross(input, other, dim=None):
     if input._data.dtype != other._data.dtype:
         raise RuntimeError(f"expected scalar type {_dtype.SCALAR_NAMES[input._data.dtype.name]} "
                            f"but found {_dtype.SCALAR_NAMES[other._data.dtype.name]}")
-    try:
-        np.broadcast_shapes(sa, sb)
-    except ValueError:
-        raise RuntimeError(f"linalg.cross: the shapes {list(sa)} and {list(sb)} cannot be "
-                           f"broadcast") from None
+    from .linalg_extra import _check_broadcast
+    _check_broadcast(sa, sb)
     return LinalgCross.apply(input, other, ax)

@@ -547,3 +547,230 @@ def lstsq(A, B, rcond=None, *, driver=None):
     out = Lstsq.apply(A, B, vector, rcond, driver)
     return _return_type("linalg_lstsq", ("solution", "residuals", "rank",
                                          "singular_values"))(*out)
+
+
+# ---- products and composites (as torch's, node for node) ----------------------------------------
+@op("cross", method=False, namespace=False, linalg="cross")
+def linalg_cross(input, other, *, dim=-1):
+    """torch.linalg.cross: :func:`tapegrad.cross` with ``dim`` keyword-only and defaulting to -1
+    (no search for a size-3 dim). LinalgCrossBackward0 (derivatives.yaml linalg_cross).
+
+    Raises as tapegrad.cross: RuntimeError for different ranks, a ``dim`` not of length 3 in
+    both, different dtypes or shapes that do not broadcast; IndexError for ``dim`` out of
+    range."""
+    from .extra import cross
+    return cross(input, other, dim)
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+class _Vdot(ArrayFunction, name="VdotBackward0"):
+    """The dot product of two 1-D tensors of one dtype, as torch's vdot for real input.
+    derivatives.yaml vdot: self: grad * other, other: grad * self."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs(1) else None, b if ctx.needs(0) else None)
+        return np.asarray(np.dot(a, b), a.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g * b if ctx.needs(0) else None), (g * a if ctx.needs(1) else None)
+
+
+@op("vecdot", method=False, namespace=False, linalg="vecdot")
+def vecdot(x, y, *, dim=-1):
+    """The dot product of ``x`` and ``y`` along ``dim`` (the other dims broadcast), as torch's
+    composite for real tensors: two 1-D tensors through vdot (VdotBackward0), otherwise
+    (x * y).sum(dim) (SumBackward1 over MulBackward0). Same floating dtype for both.
+
+    Raises RuntimeError for non-floating x, different dtypes, or shapes that do not broadcast
+    (1-D: torch's "inconsistent tensor size"); IndexError for ``dim`` out of range."""
+    a, b = x._data, y._data
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_dtype_name(a)}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
+                           f"of type {_dtype_name(a)} and y of type {_dtype_name(b)} instead")
+    if a.ndim == 1 and b.ndim == 1:
+        if a.size != b.size:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.size}] and src "
+                               f"[{b.size}] to have the same number of elements, but got "
+                               f"{a.size} and {b.size} elements respectively")
+        return _Vdot.apply(x, y)
+    return (x * y).sum(dim)
+
+
+def _chain_order(dims):
+    """torch's matrix_chain_order: the split of each sub-chain that multiplies it most cheaply
+    (the first such split where costs tie), for matrices dims[i] x dims[i + 1]."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain(ts, split, i, j):
+    from .linalg import mm
+    if i == j:
+        return ts[i]
+    k = split[i][j]
+    return mm(_chain(ts, split, i, k), _chain(ts, split, k + 1, j))
+
+
+@op("multi_dot", method=False, namespace=False, linalg="multi_dot")
+def multi_dot(tensors):
+    """The product of a list of 2-D tensors (the first may be 1-D, a row; the last 1-D, a
+    column), multiplied in the cheapest order as torch picks it (for three, torch's two-cost
+    comparison; for more, its matrix-chain order), with mm (MmBackward0), the result viewed to
+    its final shape (ViewBackward0), as torch's. Any one dtype, integers included.
+
+    Raises RuntimeError for fewer than 2 tensors, a first / last tensor that is not 1-D or
+    2-D, a middle one that is not 2-D, different dtypes, or sizes that do not chain."""
+    from .linalg import mm
+    ts = list(tensors)
+    n = len(ts)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = ts[0]._data.ndim, ts[-1]._data.ndim
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for i in range(1, n - 1):
+        if ts[i]._data.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got "
+                               f"{ts[i]._data.ndim}D")
+    out_shape = ([ts[0]._data.shape[0]] if first == 2 else []) + \
+        ([ts[-1]._data.shape[1]] if last == 2 else [])
+    if first == 1:
+        ts[0] = ts[0].unsqueeze(0)
+    if last == 1:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    dt = ts[0]._data.dtype
+    for i in range(1, n):
+        if ts[i]._data.dtype != dt:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {_C_NAMES.get(dt.name, dt.name)} and tensor {i} "
+                               f"{_C_NAMES.get(ts[i]._data.dtype.name, ts[i]._data.dtype.name)}")
+        if ts[i - 1]._data.shape[1] != ts[i]._data.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
+                               f"{list(ts[i - 1]._data.shape)} and {list(ts[i]._data.shape)} "
+                               f"cannot be multiplied")
+    if n == 2:
+        out = mm(ts[0], ts[1])
+    elif n == 3:
+        a, b = ts[0]._data.shape
+        c, d = ts[2]._data.shape
+        # (a x b)(b x c) first, or (b x c)(c x d) first: torch's comparison, ties to the left
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            out = mm(ts[0], mm(ts[1], ts[2]))
+        else:
+            out = mm(mm(ts[0], ts[1]), ts[2])
+    else:
+        dims = [t._data.shape[0] for t in ts] + [ts[-1]._data.shape[1]]
+        out = _chain(ts, _chain_order(dims), 0, n - 1)
+    return out.view(*out_shape)
+
+
+@op("matmul", method=False, namespace=False, linalg="matmul")
+def linalg_matmul(input, other):
+    """torch.linalg.matmul: :func:`tapegrad.matmul` (the same products, nodes and errors)."""
+    from .linalg import matmul
+    return matmul(input, other)
+
+
+@op("diagonal", method=False, namespace=False, linalg="diagonal")
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal: :func:`tapegrad.diagonal` of the last two dims by default
+    (keyword-only arguments), a view (DiagonalBackward0)."""
+    from .scatter import diagonal
+    return diagonal(A, offset, dim1, dim2)
+
+
+@op("vander", method=False, namespace=False, linalg="vander")
+def vander(x, *, N=None):
+    """The Vandermonde matrix of ``x`` (*, n): (*, n, N) with columns x^0, x^1, ..., x^(N-1)
+    (N defaults to n; a 0-d x counts as (1,)). torch's composite: ones, then cumprod of x
+    expanded N - 1 times (CumprodBackward0), concatenated (CatBackward0). Floating or integer
+    input (integers give int64, as cumprod).
+
+    Raises RuntimeError for bool input and for N < 2."""
+    from .scatter import cumprod
+    from .shape import cat
+    a = x._data
+    if a.dtype.kind not in "fiu":
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {_dtype_name(a)}")
+    x_ = x.unsqueeze(-1) if a.ndim == 0 else x
+    shape = list(x_._data.shape)
+    n = shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = cumprod(x_.unsqueeze(-1).expand(*shape, n - 1), -1)
+    return cat([powers.new_ones((*shape, 1)), powers], -1)
+
+
+def _prod(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+@op("tensorinv", method=False, namespace=False, linalg="tensorinv")
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` as a linear map from its last dims to its first ``ind`` dims: shape
+    A.shape[ind:] + A.shape[:ind], with tensordot(result, A, ind) the identity. torch's
+    composite: linalg.inv_ex of A reshaped to a square matrix, its result reshaped
+    (LinalgInvExBackward0 under the reshape's node; see op_db_linalg_solvers for the
+    reshape's name).
+
+    Raises RuntimeError for ``ind`` <= 0, for prod(A.shape[ind:]) != prod(A.shape[:ind]) and
+    for non-floating input (linalg.inv's message); LinAlgError ("inv: ...") when that matrix
+    is singular."""
+    from .linalg_extra import _raise_singular_inv, inv_ex
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = A._data.shape
+    head, tail = shape[:ind], shape[ind:]
+    if _prod(tail) != _prod(head):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {_prod(tail)} != {_prod(head)}")
+    inv, info = inv_ex(A.reshape(_prod(head), _prod(tail)))
+    if info._data.any():
+        _raise_singular_inv(info._data[..., None, None], info._data, "inv")
+    return inv.reshape(*tail, *head)
+
+
+@op("tensorsolve", method=False, namespace=False, linalg="tensorsolve")
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.ndim) = B: X has shape A.shape[B.ndim:] (after the dims in
+    ``dims`` are moved to the end of A). torch's composite: movedim, reshape to a square
+    matrix, linalg.solve with B flattened (LinalgSolveExBackward0), the result reshaped
+    (ViewBackward0).
+
+    Raises RuntimeError when prod(A.shape[B.ndim:]) != B.numel(), and linalg.solve's errors
+    (LinAlgError for a singular matrix)."""
+    from .linalg_extra import solve
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        nd = A._data.ndim
+        A = A.movedim(dims, tuple(range(nd - len(dims), nd)))
+    shape = A._data.shape
+    res_shape = shape[B._data.ndim:]
+    p, q = _prod(res_shape), B._data.size
+    if p != q:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
+                           f" == prod(self.shape[:other.ndim]), but got {p} != {q}")
+    return solve(A.reshape(p, p), B.flatten()).reshape(*res_shape)

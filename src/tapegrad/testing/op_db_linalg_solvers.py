@@ -131,6 +131,67 @@ def s_lstsq(make, dt):
             S(make(0, 3), (make(0, 2),), name="empty")]
 
 
+def s_linalg_cross(make, dt):
+    return [S(make(2, 3), (make(2, 3),), name="rows"), S(make(4, 3), (make(1, 3),), name="bcast"),
+            S(make(3, 2), (make(3, 2),), {"dim": 0}, name="dim0"),
+            S(_noncontig(make(2, 3)), (make(3, 2),), {"dim": -2}, name="noncontig"),
+            S(make(0, 3), (make(0, 3),), name="empty")]
+
+
+def s_vecdot(make, dt):
+    return [S(make(2, 3), (make(3),), name="bcast"), S(make(2, 3), (make(2, 1),), {"dim": 0},
+                                                       name="dim0"),
+            S(make(4), (make(4),), name="1d"), S(_noncontig(make(4, 2)), (make(4),), name="noncontig"),
+            S(make(0, 3), (make(3),), name="empty")]
+
+
+def s_multi_dot(make, dt):
+    return [S([make(2, 3), make(3, 4)], name="two"),
+            S([make(2, 3), make(3, 4), make(4, 5)], name="three_left"),
+            S([make(5, 1), make(1, 5), make(5, 1)], name="three_right"),
+            S([make(3), make(3, 4), make(4)], name="vectors"),
+            S([make(3), make(3, 2)], name="row"), S([make(2, 3), make(3)], name="column"),
+            S([make(3, 4), make(4, 1), make(1, 5), make(5, 2), make(2, 6)], name="chain5"),
+            S([make(1, 6), make(6, 2), make(2, 6), make(6, 1)], name="chain4"),
+            S([_noncontig(make(3, 2)), make(3, 4), make(4, 2)], name="noncontig"),
+            S([make(0, 3), make(3, 4)], name="empty_rows"),
+            S([make(2, 0), make(0, 3), make(3, 2)], name="empty_inner"),
+            S([_a([[1, 2], [3, 4]], np.int64), _a([[1], [2]], np.int64)], name="int")]
+
+
+def s_linalg_matmul(make, dt):
+    return [S(make(2, 3), (make(3),), name="mv"), S(make(2, 2, 3), (make(3, 4),), name="bcast"),
+            S(make(3), (make(3),), name="dot")]
+
+
+def s_linalg_diagonal(make, dt):
+    return [S(make(2, 3, 3), name="default"),
+            S(make(2, 3, 4), (), {"offset": 1, "dim1": 0, "dim2": 2}, name="offset_dims"),
+            S(make(3, 4), (), {"offset": -1}, name="below")]
+
+
+def s_vander(make, dt):
+    return [S(make(3), name="default"), S(make(2, 3), (), {"N": 5}, name="batched_N"),
+            S(make(4), (), {"N": 2}, name="N2"), S(_noncontig(make(3, 2)), name="noncontig"),
+            S(make(0, 3), name="empty_batch"), S(_a([1, 2, 3], np.int32), name="int32")]
+
+
+def s_tensorinv(make, dt):
+    def wc(*shape, ind=2):
+        n = int(np.prod(shape[ind:]))
+        return (make(n, n, low=-1.0, high=1.0) + n * np.eye(n, dtype=dt)).reshape(shape)
+    return [S(wc(4, 6, 8, 3), name="4d"), S(wc(6, 2, 3, ind=1), (1,), name="ind1"),
+            S(wc(3, 2, 6, ind=2), (2,), name="ind2_3d")]
+
+
+def s_tensorsolve(make, dt):
+    a = (make(6, 6, low=-1.0, high=1.0) + 6 * np.eye(6, dtype=dt))
+    return [S(a.reshape(2, 3, 6), (make(2, 3),), name="default"),
+            S(a.reshape(6, 2, 3), (make(6),), name="res2d"),
+            S(np.ascontiguousarray(np.moveaxis(a.reshape(2, 3, 2, 3), (2, 3), (0, 1))),
+              (make(2, 3),), {"dims": (0, 1)}, name="dims")]
+
+
 rows = [
     OpInfo("linalg.solve_ex", sample_inputs_func=s_solve),
     OpInfo("linalg.solve_triangular", sample_inputs_func=s_solve_triangular),
@@ -143,6 +204,14 @@ rows = [
     OpInfo("linalg.matrix_rank", sample_inputs_func=s_matrix_rank, supports_grad=False),
     OpInfo("linalg.pinv", sample_inputs_func=s_pinv),
     OpInfo("linalg.lstsq", sample_inputs_func=s_lstsq),
+    OpInfo("linalg.cross", sample_inputs_func=s_linalg_cross),
+    OpInfo("linalg.vecdot", sample_inputs_func=s_vecdot),
+    OpInfo("linalg.multi_dot", sample_inputs_func=s_multi_dot),
+    OpInfo("linalg.matmul", sample_inputs_func=s_linalg_matmul),
+    OpInfo("linalg.diagonal", sample_inputs_func=s_linalg_diagonal),
+    OpInfo("linalg.vander", sample_inputs_func=s_vander),
+    OpInfo("linalg.tensorinv", sample_inputs_func=s_tensorinv),
+    OpInfo("linalg.tensorsolve", sample_inputs_func=s_tensorsolve),
 ]
 
 
@@ -151,4 +220,8 @@ def _tapegrad():
     return tapegrad
 
 
-name_differences: dict = {}
+name_differences: dict = {
+    ("linalg.tensorinv", None): "torch's linalg.inv result is column-major, so the final reshape is "
+                                "ReshapeAliasBackward0 there; tapegrad's inv is row-major and the "
+                                "reshape a plain view (ViewBackward0)",
+}
