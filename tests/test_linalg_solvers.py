@@ -428,3 +428,74 @@ def test_multi_dot_order_and_graph_as_torch(case, torch):
         out = m.linalg.multi_dot(ts)
         graphs.append((_graph(out.grad_fn), tuple(out.shape)))
     assert graphs[0] == graphs[1]
+
+
+# ---- out= ---------------------------------------------------------------------------------------
+OUT_FUNCS = {
+    "inv": lambda m, A, o: m.linalg.inv(A, out=o),
+    "inverse": lambda m, A, o: m.inverse(A, out=o),
+    "det": lambda m, A, o: m.linalg.det(A, out=o),
+    "solve": lambda m, A, o: m.linalg.solve(A, m.ones(3, 2), out=o),
+    "cholesky": lambda m, A, o: m.linalg.cholesky(A, out=o),
+    "vector_norm": lambda m, A, o: m.linalg.vector_norm(A, out=o),
+    "matrix_norm": lambda m, A, o: m.linalg.matrix_norm(A, out=o),
+    "norm": lambda m, A, o: m.linalg.norm(A, out=o),
+    "solve_triangular": lambda m, A, o: m.linalg.solve_triangular(A, m.ones(3, 2), upper=True,
+                                                                  out=o),
+    "pinv": lambda m, A, o: m.linalg.pinv(A, out=o),
+    "matrix_rank": lambda m, A, o: m.linalg.matrix_rank(A, out=o),
+    "cholesky_solve": lambda m, A, o: m.cholesky_solve(m.ones(3, 2), A, out=o),
+    "cholesky_inverse": lambda m, A, o: m.cholesky_inverse(A, out=o),
+    "cross": lambda m, A, o: m.linalg.cross(A, A, out=o),
+    "matmul": lambda m, A, o: m.linalg.matmul(A, A, out=o),
+    "tensorinv": lambda m, A, o: m.linalg.tensorinv(A, ind=1, out=o),
+    "tensorsolve": lambda m, A, o: m.linalg.tensorsolve(A, m.ones(3), out=o),
+}
+OUT_KINDS = {
+    "empty": lambda m: m.empty(0),
+    "resized": lambda m: m.empty(5),
+    "float64": lambda m: m.empty(0, dtype=m.float64),
+    "int64": lambda m: m.empty(0, dtype=m.int64),
+    "out_requires_grad": lambda m: m.empty(0, requires_grad=True),
+    "input_requires_grad": lambda m: m.empty(0),
+    "transposed": lambda m: m.empty(3, 3).mT,
+}
+
+
+def _out_case(m, func, kind):
+    a = m.from_numpy(np.array([[4.0, 1, 0.5], [1, 3, 0.2], [0.5, 0.2, 2]], np.float32))
+    o = OUT_KINDS[kind](m)
+    if kind == "input_requires_grad":
+        a.requires_grad_()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = OUT_FUNCS[func](m, a, o)
+        except Exception as e:  # noqa: BLE001 - compared below
+            return (type(e).__name__, str(e)), bool(w)
+    return ("ok", tuple(r.shape), str(r.dtype).rsplit(".")[-1], r.requires_grad, r is o,
+            _arr(r).tolist()), bool(w)
+
+
+@pytest.mark.parametrize("kind", sorted(OUT_KINDS))
+@pytest.mark.parametrize("func", sorted(OUT_FUNCS))
+def test_out_as_torch(func, kind, torch):
+    """out= as torch's for each function: resizing (and its warning), the dtype rule (exact,
+    safely castable, or any), the error when an input or out requires grad (the composites
+    instead record the copy into out), the values, and out itself returned."""
+    (ours, warned), (theirs, twarned) = _out_case(tapegrad, func, kind), _out_case(torch,
+                                                                                    func, kind)
+    assert warned == twarned
+    if theirs[0] != "ok":
+        assert ours[0] == theirs[0] and ours[1].startswith(theirs[1]), (ours, theirs)
+        return
+    assert ours[:5] == theirs[:5]
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-5, atol=1e-6)
+
+
+def test_out_write_bumps_version_and_keeps_a_good_layout():
+    o = tapegrad.empty(3, 3).mT
+    v = o._version
+    tapegrad.linalg.inv(tapegrad.eye(3) * 2, out=o)
+    assert o._version > v and o.stride() == (1, 3)
+    np.testing.assert_array_equal(_arr(o), np.eye(3) / 2)

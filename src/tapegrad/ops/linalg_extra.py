@@ -185,7 +185,7 @@ def _inv_ex(A, check_errors, name):
 
 
 @op("inverse", linalg="inv")
-def inverse(input):
+def inverse(input, *, out=None):
     """The inverse of each matrix of a (*, n, n) float32/float64 batch, of the same shape and
     dtype (0 x 0: empty). Also ``tapegrad.linalg.inv``, ``Tensor.inverse``.
     LinalgInvExBackward0 (derivatives.yaml linalg_inv_ex: -A^{-H} grad A^{-H}).
@@ -193,7 +193,8 @@ def inverse(input):
     Raises RuntimeError for fewer than 2 dims, non-square or non-floating input (float16:
     "Low precision dtypes not supported"); LinAlgError (a RuntimeError) for a singular matrix
     (an exactly zero LU pivot), naming the batch element and the pivot as torch."""
-    return _inv_ex(input, True, "linalg.inv")[0]
+    return _out(out, _inv_ex(input, True, "linalg.inv")[0], "linalg_inv", "linalg_inv_ex",
+                (input,), "same")
 
 
 @op("inv_ex", method=False, namespace=False, linalg="inv_ex")
@@ -261,7 +262,7 @@ class Solve(ArrayFunction, name="LinalgSolveExBackward0"):
 
 
 @op("solve", method=False, namespace=False, linalg="solve")
-def solve(A, B, *, left=True):
+def solve(A, B, *, left=True, out=None):
     """X with A X = B (``left=False``: X A = B) for A (*, n, n) and B (*, n, k) (``left=False``:
     (*, k, n)), or, with ``left``, B (n,) / A's batch + (n,) for vectors. Batch dims broadcast;
     the result has the broadcast batch. Same floating dtype for both. LinalgSolveExBackward0
@@ -271,7 +272,8 @@ def solve(A, B, *, left=True):
     Raises RuntimeError for non-floating or different dtypes, non-square A, shapes that do not
     fit (vectors with ``left=False``, as torch); LinAlgError for a singular A."""
     _check_solve(A, B, left)
-    return Solve.apply(A, B, _is_vector_rhs(A._data, B._data), bool(left))
+    x = Solve.apply(A, B, _is_vector_rhs(A._data, B._data), bool(left))
+    return _out(out, x, "linalg_solve", "_linalg_solve_ex", (A, B), "same")
 
 
 def _is_vector_rhs(a, b):
@@ -335,6 +337,14 @@ def solve_ex(A, B, *, left=True, check_errors=False):
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(info._data, k, 0)}The solver "
                           f"failed because the input matrix is singular.")
     return _return_type("linalg_solve_ex", ("result", "info"))(x, info)
+
+
+def _out(out, result, name, cpp_name, inputs, rule):
+    """``result``, or (with ``out``) :func:`tapegrad.ops.linalg_solvers.write_out` of it."""
+    if out is None:
+        return result
+    from .linalg_solvers import write_out
+    return write_out(out, result, name, cpp_name, inputs, rule)
 
 
 def _check_broadcast(sa, sb):
@@ -407,7 +417,7 @@ class _MinorDet(Det, name="LinalgDetBackward0"):
 
 
 @op("det", linalg="det")
-def det(input):
+def det(input, *, out=None):
     """Determinant of each matrix of a (*, n, n) float32/float64 batch: shape (*), the input's
     dtype; 1 for 0 x 0; 0 (with a finite gradient, as torch's) for a singular matrix. Also
     ``tapegrad.linalg.det``, ``Tensor.det``. LinalgDetBackward0 (derivatives.yaml linalg_det,
@@ -416,7 +426,7 @@ def det(input):
     Raises RuntimeError for fewer than 2 dims, non-square or non-floating input;
     NotImplementedError for float16 (torch's "lu_cpu")."""
     _check_square(input, "linalg.det", "lu_cpu")
-    return Det.apply(input)
+    return _out(out, Det.apply(input), "linalg_det", "_linalg_det", (input,), "same")
 
 
 class Slogdet(ArrayFunction, name="LinalgSlogdetBackward0"):
@@ -541,7 +551,7 @@ def _raise_not_pd(a, info, name):
 
 
 @op("cholesky", method=False, namespace=False, linalg="cholesky")
-def linalg_cholesky(A, *, upper=False):
+def linalg_cholesky(A, *, upper=False, out=None):
     """L with A = L L^T for a (*, n, n) symmetric positive-definite float32/float64 batch, from
     A's lower triangle (``upper=True``: U = L^T with A = U^T U, from the upper triangle).
     LinalgCholeskyExBackward0 (derivatives.yaml linalg_cholesky_ex: cholesky_backward).
@@ -552,7 +562,7 @@ def linalg_cholesky(A, *, upper=False):
     f, info = _cholesky(A, upper, "linalg.cholesky", CholeskyEx)
     if info._data.any():
         _raise_not_pd(A._data, info._data, "linalg.cholesky")
-    return f
+    return _out(out, f, "linalg_cholesky", "linalg_cholesky_ex", (A,), "same")
 
 
 @op("cholesky_ex", method=False, namespace=False, linalg="cholesky_ex")
@@ -654,7 +664,7 @@ def _svdvals_norm(A, ord, d0, d1, keepdim, dtype):
 
 # ---- norms --------------------------------------------------------------------------------------
 @op("vector_norm", method=False, namespace=False, linalg="vector_norm")
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ord-norm of ``x`` as a vector: over all elements (dim=None) or over ``dim`` (int or
     tuple); ord any number, inf (max |x|), -inf (min |x|), 0 (count of nonzeros, no gradient).
     ``dtype``: compute in that floating dtype (no narrowing). LinalgVectorNormBackward0
@@ -662,7 +672,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     Raises RuntimeError for non-floating input or a non-floating / narrowing ``dtype``;
     IndexError for a dim out of range."""
-    return vector_norm_checked(x, ord, dim, keepdim, dtype)
+    return _out(out, vector_norm_checked(x, ord, dim, keepdim, dtype), "linalg_vector_norm",
+                "linalg_vector_norm", (x,), "same")
 
 
 def _matrix_dims(A, dim, name):
@@ -677,7 +688,7 @@ def _matrix_dims(A, dim, name):
 
 
 @op("matrix_norm", method=False, namespace=False, linalg="matrix_norm")
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ord-norm of each matrix over dims ``dim`` (default the last two), composites as
     torch's: 'fro' (vector 2-norm of the entries: LinalgVectorNormBackward0); 1 / -1 (max / min
     column abs-sum) and inf / -inf (max / min row abs-sum): amax / amin (AmaxBackward0,
@@ -689,7 +700,19 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     raise IndexError where their amin meets an empty dim.
 
     Raises RuntimeError for fewer than 2 dims, non-floating input, an unsupported order or a
-    bad ``dim``."""
+    bad ``dim``.
+
+    ``out``: written as torch's composite writes it (resized, then copied into with
+    ``copy_``: see :func:`tapegrad.ops.linalg_solvers.copy_out`)."""
+    r = _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    if out is None:
+        return r
+    from .linalg_solvers import copy_out
+    return copy_out(out, r, "linalg.matrix_norm")
+
+
+def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """:func:`matrix_norm` without ``out``."""
     a = A._data
     if a.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
@@ -783,14 +806,26 @@ def frobenius_norm(input, dim, keepdim=False):
 
 
 @op("norm", method=False, namespace=False, linalg="norm")
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.linalg.norm: with ``ord`` None, the vector 2-norm over ``dim`` (all elements when
     None); with ``ord`` a string, :func:`matrix_norm` over ``dim`` (default (0, 1)); with ``ord``
     a number, :func:`matrix_norm` when ``dim`` has 2 entries or is None on a 2-D input, else
     :func:`vector_norm`.
 
     Raises RuntimeError for a ``dim`` of another length, for ``ord`` without ``dim`` on an input
-    that is not 1-D or 2-D, and the errors of the norm it calls."""
+    that is not 1-D or 2-D, and the errors of the norm it calls.
+
+    ``out``: written as torch's composite writes it (resized, then copied into with
+    ``copy_``: see :func:`tapegrad.ops.linalg_solvers.copy_out`)."""
+    r = _norm(A, ord, dim, keepdim, dtype=dtype)
+    if out is None:
+        return r
+    from .linalg_solvers import copy_out
+    return copy_out(out, r, "linalg.norm")
+
+
+def _norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """:func:`norm` without ``out``."""
     nd = A._data.ndim
     if dim is not None:
         dl = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
@@ -801,7 +836,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {nd}D.")
     if isinstance(ord, str):
-        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+        return _matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
     if ord is not None and ((dim is not None and len(dl) == 2) or (dim is None and nd == 2)):
-        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+        return _matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm_checked(A, 2 if ord is None else ord, dim, keepdim, dtype)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import scalar_name
 from ..autograd.function import ArrayFunction
 from ._registry import op
 from ._util import _make
@@ -116,7 +117,7 @@ class SolveTriangular(ArrayFunction, name="LinalgSolveTriangularBackward0"):
 
 
 @op("solve_triangular", method=False, namespace=False, linalg="solve_triangular")
-def solve_triangular(A, B, *, upper=_REQUIRED, left=True, unitriangular=False):
+def solve_triangular(A, B, *, upper=_REQUIRED, left=True, unitriangular=False, out=None):
     """X with A X = B (``left=False``: X A = B) for a triangular A (*, n, n) and B (*, n, k)
     (``left=False``: (*, k, n)); only A's upper (``upper=True``) or lower triangle is read, and
     with ``unitriangular`` its diagonal is taken as 1. Batch dims broadcast. The result has A's
@@ -146,7 +147,8 @@ def solve_triangular(A, B, *, upper=_REQUIRED, left=True, unitriangular=False):
                            f"{b.shape[-2]}x{b.shape[-1]})")
     _check_broadcast(b.shape[:-2], a.shape[:-2])
     _need_lapack_float(a, "triangular_solve_cpu")
-    return SolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular))
+    return _out(out, SolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular)),
+                "linalg_solve_triangular", "linalg_solve_triangular", (A, B), "scalar_type")
 
 
 # ---- cholesky_solve / cholesky_inverse ----------------------------------------------------------
@@ -178,7 +180,7 @@ class CholeskySolve(ArrayFunction, name="CholeskySolveBackward0"):
 
 
 @op("cholesky_solve")
-def cholesky_solve(input, input2, upper=False):
+def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B for B = ``input`` (*, n, k) and A = L L^T given by its Cholesky factor
     L = ``input2`` (*, n, n), lower (``upper=True``: A = U^T U, U upper); only that triangle of
     the factor is read. Batch dims broadcast; same floating dtype for both; each matrix of the
@@ -208,7 +210,8 @@ def cholesky_solve(input, input2, upper=False):
                            f"by {b.shape[-1]}")
     _check_broadcast(b.shape[:-2], f.shape[:-2])
     _need_lapack_float(b, "cholesky_solve_cpu")
-    return CholeskySolve.apply(input, input2, bool(upper))
+    return _out(out, CholeskySolve.apply(input, input2, bool(upper)), "cholesky_solve",
+                "cholesky_solve", (input, input2), "castable")
 
 
 class CholeskyInverse(ArrayFunction, name="CholeskyInverseBackward0"):
@@ -234,7 +237,7 @@ class CholeskyInverse(ArrayFunction, name="CholeskyInverseBackward0"):
 
 
 @op("cholesky_inverse")
-def cholesky_inverse(input, upper=False):
+def cholesky_inverse(input, upper=False, *, out=None):
     """(L L^T)^{-1} for L = ``input`` (*, n, n), the lower Cholesky factor of A (``upper=True``:
     (U^T U)^{-1}); only that triangle is read. Same shape and dtype, each matrix column-major
     as torch's. Also ``Tensor.cholesky_inverse``. CholeskyInverseBackward0 (derivatives.yaml
@@ -257,7 +260,8 @@ def cholesky_inverse(input, upper=False):
         raise LinAlgError(f"{name}: {_batch_prefix(f, k)}The diagonal element "
                           f"{int(np.argmax(zero[k])) + 1} is zero, the inversion could not be "
                           f"completed because the input matrix is singular.")
-    return CholeskyInverse.apply(input, bool(upper))
+    return _out(out, CholeskyInverse.apply(input, bool(upper)), "cholesky_inverse",
+                "cholesky_inverse", (input,), "castable")
 
 
 # ---- tolerances of matrix_rank / pinv -----------------------------------------------------------
@@ -308,7 +312,7 @@ def _check_real_float(a, name_dims):
 
 
 @op("matrix_rank", method=False, namespace=False, linalg="matrix_rank")
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """The numerical rank of each matrix of a (*, m, n) float32/float64 batch: int64 of the batch
     shape, no gradient. The number of singular values (``hermitian``: |eigenvalues| of the lower
     triangle) above max(atol, rtol * the largest), as torch: atol defaults to 0, rtol to
@@ -330,10 +334,12 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
         raise RuntimeError(f"linalg.eigh: A must be batches of square matrices, but they are "
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
     if a.shape[-1] == 0 or a.shape[-2] == 0:
-        return _make(np.zeros(a.shape[:-2], np.int64))
+        return _out(out, _make(np.zeros(a.shape[:-2], np.int64)), "linalg_matrix_rank", "sum", (),
+                    "any")
     s, s_max = _spectrum(a, hermitian)
     tol_ = _broadcast_tol(_tolerance, a, s_max, atol, rtol)
-    return _make(np.asarray((s > tol_).sum(-1), np.int64))
+    return _out(out, _make(np.asarray((s > tol_).sum(-1), np.int64)), "linalg_matrix_rank", "sum",
+                (), "any")
 
 
 def _broadcast_tol(f, *args):
@@ -392,7 +398,7 @@ def _pinv_backward(g, p, a):
 
 
 @op("pinv", method=False, namespace=False, linalg="pinv")
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudoinverse of each matrix of a (*, m, n) float32/float64 batch:
     (*, n, m), the input's dtype. Singular values (``hermitian``: eigenvalues of the lower
     triangle, by absolute value) at or below max(atol, rtol * the largest) are dropped, with
@@ -423,10 +429,11 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     atol = None if atol is None else _tol_array(atol, a.dtype)
     rtol = None if rtol is None else _tol_array(rtol, a.dtype)
     try:
-        return Pinv.apply(A, atol, rtol, bool(hermitian))
+        p = Pinv.apply(A, atol, rtol, bool(hermitian))
     except ValueError as e:
         raise RuntimeError(f"linalg.pinv: the tolerances do not broadcast against the batch of "
                            f"A {list(a.shape[:-2])}: {e}") from None
+    return _out(out, p, "linalg.pinv", "linalg_pinv", (A,), "castable")
 
 
 # ---- lstsq --------------------------------------------------------------------------------------
@@ -551,7 +558,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # ---- products and composites (as torch's, node for node) ----------------------------------------
 @op("cross", method=False, namespace=False, linalg="cross")
-def linalg_cross(input, other, *, dim=-1):
+def linalg_cross(input, other, *, dim=-1, out=None):
     """torch.linalg.cross: :func:`tapegrad.cross` with ``dim`` keyword-only and defaulting to -1
     (no search for a size-3 dim). LinalgCrossBackward0 (derivatives.yaml linalg_cross).
 
@@ -559,7 +566,8 @@ def linalg_cross(input, other, *, dim=-1):
     both, different dtypes or shapes that do not broadcast; IndexError for ``dim`` out of
     range."""
     from .extra import cross
-    return cross(input, other, dim)
+    return _out(out, cross(input, other, dim), "linalg_cross", "linalg_cross", (input, other),
+                "same")
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
@@ -687,10 +695,10 @@ def multi_dot(tensors):
 
 
 @op("matmul", method=False, namespace=False, linalg="matmul")
-def linalg_matmul(input, other):
+def linalg_matmul(input, other, *, out=None):
     """torch.linalg.matmul: :func:`tapegrad.matmul` (the same products, nodes and errors)."""
     from .linalg import matmul
-    return matmul(input, other)
+    return _out(out, matmul(input, other), "matmul", "matmul", (input, other), "same")
 
 
 @op("diagonal", method=False, namespace=False, linalg="diagonal")
@@ -729,7 +737,7 @@ def _prod(shape):
 
 
 @op("tensorinv", method=False, namespace=False, linalg="tensorinv")
-def tensorinv(A, ind=2):
+def tensorinv(A, ind=2, *, out=None):
     """The inverse of ``A`` as a linear map from its last dims to its first ``ind`` dims: shape
     A.shape[ind:] + A.shape[:ind], with tensordot(result, A, ind) the identity. torch's
     composite: linalg.inv_ex of A reshaped to a square matrix, its result reshaped
@@ -750,11 +758,12 @@ def tensorinv(A, ind=2):
     inv, info = inv_ex(A.reshape(_prod(head), _prod(tail)))
     if info._data.any():
         _raise_singular_inv(info._data[..., None, None], info._data, "inv")
-    return inv.reshape(*tail, *head)
+    r = inv.reshape(*tail, *head)
+    return r if out is None else copy_out(out, r, "tensorinv", "castable")
 
 
 @op("tensorsolve", method=False, namespace=False, linalg="tensorsolve")
-def tensorsolve(A, B, dims=None):
+def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) = B: X has shape A.shape[B.ndim:] (after the dims in
     ``dims`` are moved to the end of A). torch's composite: movedim, reshape to a square
     matrix, linalg.solve with B flattened (LinalgSolveExBackward0), the result reshaped
@@ -773,4 +782,82 @@ def tensorsolve(A, B, dims=None):
     if p != q:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:])"
                            f" == prod(self.shape[:other.ndim]), but got {p} != {q}")
-    return solve(A.reshape(p, p), B.flatten()).reshape(*res_shape)
+    r = solve(A.reshape(p, p), B.flatten()).reshape(*res_shape)
+    return r if out is None else copy_out(out, r, "tensorsolve", "castable")
+
+
+# ---- out= ---------------------------------------------------------------------------------------
+def write_out(out, result, name, cpp_name, inputs, rule):
+    """torch.linalg's ``out=``: ``result`` (computed by the op, nothing recorded) written into
+    ``out`` and ``out`` returned, as torch's structured kernels do. Checks in torch's order:
+    TypeError for a non-tensor out; RuntimeError "<cpp_name>(): functions with out=...
+    arguments don't support automatic differentiation" when an input or out requires grad in
+    grad mode; then the dtype ``rule``: "same" (out's dtype must be the result's: torch's
+    "Expected out tensor to have dtype float, but got double instead"), "scalar_type" (the
+    same, as "expected scalar type Float but found Double"), "castable" (any dtype the result
+    casts to safely: float32 into float64, not into an integer). An out of another shape is
+    resized (torch's deprecation UserWarning when it had elements) and takes the result's
+    layout; one of the right shape keeps its strides. The write bumps out's version."""
+    from .._factories import _write_out
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import state as grad_state
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if grad_state.record and (out.requires_grad or any(
+            isinstance(t, Tensor) and t.requires_grad for t in inputs)):
+        raise RuntimeError(f"{cpp_name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires grad.")
+    rd, od = result._data.dtype, out._data.dtype
+    if rule == "same" and rd != od:
+        raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES[rd.name]}, but got "
+                           f"{_C_NAMES[od.name]} instead")
+    if rule == "scalar_type" and rd != od:
+        raise RuntimeError(f"expected scalar type {scalar_name(rd)} but found {scalar_name(od)}")
+    if rule == "castable" and not np.can_cast(rd, od, "same_kind"):
+        raise RuntimeError(f"{name}: Expected result to be safely castable from "
+                           f"{scalar_name(rd)} dtype, but got result with dtype "
+                           f"{scalar_name(od)}")
+    return _write_out(out, result._data, name, warn_resize=True)
+
+
+def _out(out, result, name, cpp_name, inputs, rule):
+    return result if out is None else write_out(out, result, name, cpp_name, inputs, rule)
+
+
+def copy_out(out, result, name, rule="same"):
+    """``out=`` of torch's composite linalg functions (matrix_norm, norm, tensorinv,
+    tensorsolve): out resized when its shape differs (torch's UserWarning when it had
+    elements), then ``out.copy_(result)``, so the write is recorded when the result requires
+    grad (CopyBackwards) and refused for a leaf out that requires grad, as torch. ``rule``:
+    "same" (RuntimeError for an out of another dtype: "<name> expected out tensor dtype Float
+    but got: Double") or "castable" (any dtype the result casts to safely, as
+    :func:`write_out`). The checks run before anything is written."""
+    import warnings
+
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import state as grad_state
+    from ..autograd.graph import user_stacklevel
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    rd, od = result._data.dtype, out._data.dtype
+    if rule == "same" and rd != od:
+        raise RuntimeError(f"{name} expected out tensor dtype {scalar_name(rd)} but got: "
+                           f"{scalar_name(od)}")
+    if rule == "castable" and not np.can_cast(rd, od, "same_kind"):
+        raise RuntimeError(f"{name}: Expected result to be safely castable from "
+                           f"{scalar_name(rd)} dtype, but got result with dtype "
+                           f"{scalar_name(od)}")
+    if out.requires_grad and out.grad_fn is None and grad_state.grad_enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if out._data.shape != result._data.shape:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(result._data.shape)}. This behavior is deprecated, and in a future "
+                f"PyTorch release outputs will not be resized unless they have zero elements. "
+                f"You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                f"elements with t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
+        out._data = np.empty(result._data.shape, od)
+    return out.copy_(result)
