@@ -450,6 +450,8 @@ OUT_FUNCS = {
     "matmul": lambda m, A, o: m.linalg.matmul(A, A, out=o),
     "tensorinv": lambda m, A, o: m.linalg.tensorinv(A, ind=1, out=o),
     "tensorsolve": lambda m, A, o: m.linalg.tensorsolve(A, m.ones(3), out=o),
+    "vecdot": lambda m, A, o: m.linalg.vecdot(A, A, out=o),
+    "multi_dot": lambda m, A, o: m.linalg.multi_dot([A, A, A], out=o),
 }
 OUT_KINDS = {
     "empty": lambda m: m.empty(0),
@@ -499,3 +501,64 @@ def test_out_write_bumps_version_and_keeps_a_good_layout():
     tapegrad.linalg.inv(tapegrad.eye(3) * 2, out=o)
     assert o._version > v and o.stride() == (1, 3)
     np.testing.assert_array_equal(_arr(o), np.eye(3) / 2)
+
+
+def _E(m, dt="float32"):
+    return m.empty(0, dtype=getattr(m, dt))
+
+
+TUPLE_OUT_FUNCS = {
+    "inv_ex": (lambda m, A, o: m.linalg.inv_ex(A, out=o), ("float32", "int32")),
+    "solve_ex": (lambda m, A, o: m.linalg.solve_ex(A, m.ones(3, 1), out=o), ("float32", "int32")),
+    "cholesky_ex": (lambda m, A, o: m.linalg.cholesky_ex(A, out=o), ("float32", "int32")),
+    "slogdet": (lambda m, A, o: m.linalg.slogdet(A, out=o), ("float32", "float32")),
+    "lstsq": (lambda m, A, o: m.linalg.lstsq(A, m.ones(3, 1), out=o),
+              ("float32", "float32", "int64", "float32")),
+}
+TUPLE_OUT_KINDS = {
+    "tuple": lambda m, dts: tuple(_E(m, d) for d in dts),
+    "list": lambda m, dts: [_E(m, d) for d in dts],
+    "resized": lambda m, dts: tuple(m.empty(5, dtype=getattr(m, d)) for d in dts),
+    "second_int64": lambda m, dts: (_E(m, dts[0]), _E(m, "int64"), *(_E(m, d) for d in dts[2:])),
+    "first_float64": lambda m, dts: (_E(m, "float64"), *(_E(m, d) for d in dts[1:])),
+    "short": lambda m, dts: (_E(m, dts[0]),),
+    "tensor": lambda m, dts: _E(m, dts[0]),
+    "requires_grad": lambda m, dts: (m.empty(0, requires_grad=True),
+                                     *(_E(m, d) for d in dts[1:])),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TUPLE_OUT_KINDS))
+@pytest.mark.parametrize("func", sorted(TUPLE_OUT_FUNCS))
+def test_tuple_out_as_torch(func, kind, torch):
+    res = []
+    for m in (tapegrad, torch):
+        f, dts = TUPLE_OUT_FUNCS[func]
+        a = m.from_numpy(np.array([[4.0, 1, 0.5], [1, 3, 0.2], [0.5, 0.2, 2]], np.float32))
+        o = TUPLE_OUT_KINDS[kind](m, dts)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                r = f(m, a, o)
+            except Exception as e:  # noqa: BLE001 - compared below
+                res.append(((type(e).__name__, str(e)), bool(w)))
+                continue
+        res.append(((type(r).__name__, r._fields if m is tapegrad else r.__match_args__,
+                     all(x is y for x, y in zip(r, o)),
+                     [(tuple(t.shape), str(t.dtype).rsplit(".")[-1]) for t in r],
+                     [_arr(t).tolist() for t in r]), bool(w)))
+    (ours, warned), (theirs, twarned) = res
+    assert warned == twarned
+    if len(theirs) == 2:
+        assert ours[0] == theirs[0] and ours[1].startswith(theirs[1]), (ours, theirs)
+        return
+    assert ours[:4] == theirs[:4]
+    for x, y in zip(ours[4], theirs[4]):
+        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+
+
+def test_tuple_out_writes_nothing_when_a_check_fails():
+    o = (tapegrad.zeros(2), tapegrad.zeros(2, dtype=tapegrad.int64))
+    with pytest.raises(RuntimeError, match="dtype int"):
+        tapegrad.linalg.inv_ex(tapegrad.eye(3), out=o)
+    assert o[0].shape == (2,) and o[0]._version == 0

@@ -198,14 +198,17 @@ def inverse(input, *, out=None):
 
 
 @op("inv_ex", method=False, namespace=False, linalg="inv_ex")
-def inv_ex(A, *, check_errors=False):
+def inv_ex(A, *, check_errors=False, out=None):
     """Named tuple ``(inverse, info)``: :func:`inverse` without the singularity error unless
     ``check_errors``; info (int32, the batch shape) is LAPACK's getrf info, nonzero for a
     singular matrix, whose inverse is then unspecified (NaN here). LinalgInvExBackward0.
 
+    ``out``: a pair of tensors (float, int32) written as torch's (tuple type linalg_inv_ex_out).
+
     Raises as :func:`inverse` (LinAlgError only with ``check_errors=True``)."""
     inv, info = _inv_ex(A, check_errors, "linalg.inv_ex")
-    return _return_type("linalg_inv_ex", ("inverse", "info"))(inv, info)
+    return _tuple_out(out, (inv, info), "linalg_inv_ex", "linalg_inv_ex", (A,), "linalg_inv_ex",
+                      ("inverse", "info"))
 
 
 # ---- solve --------------------------------------------------------------------------------------
@@ -322,7 +325,7 @@ class SolveEx(Solve, name="LinalgSolveExBackward0"):
 
 
 @op("solve_ex", method=False, namespace=False, linalg="solve_ex")
-def solve_ex(A, B, *, left=True, check_errors=False):
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """Named tuple ``(result, info)``: :func:`solve` without the singularity error unless
     ``check_errors``. info (int32) is LAPACK getrf's for each matrix
     of A (A's batch shape, before broadcasting): 0, or 1 + the index of its first zero pivot,
@@ -336,7 +339,8 @@ def solve_ex(A, B, *, left=True, check_errors=False):
         k = int(np.flatnonzero(info._data.reshape(-1))[0])
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(info._data, k, 0)}The solver "
                           f"failed because the input matrix is singular.")
-    return _return_type("linalg_solve_ex", ("result", "info"))(x, info)
+    return _tuple_out(out, (x, info), "linalg_solve_ex", "_linalg_solve_ex", (A, B),
+                      "linalg_solve_ex", ("result", "info"))
 
 
 def _out(out, result, name, cpp_name, inputs, rule):
@@ -345,6 +349,16 @@ def _out(out, result, name, cpp_name, inputs, rule):
         return result
     from .linalg_solvers import write_out
     return write_out(out, result, name, cpp_name, inputs, rule)
+
+
+def _tuple_out(out, results, name, cpp_name, inputs, type_name, fields):
+    """The named tuple of ``results``, or (with ``out``) of the tensors of ``out`` they are
+    written into (:func:`tapegrad.ops.linalg_solvers.write_out_tuple`; torch's type is then
+    ``<type_name>_out``)."""
+    if out is None:
+        return _return_type(type_name, fields)(*results)
+    from .linalg_solvers import write_out_tuple
+    return write_out_tuple(out, results, name, cpp_name, inputs, type_name + "_out", fields)
 
 
 def _check_broadcast(sa, sb):
@@ -467,9 +481,11 @@ def slogdet(input):
 
 
 @op("slogdet", method=False, namespace=False, linalg="slogdet")
-def linalg_slogdet(A):
-    """:func:`slogdet` as torch.linalg.slogdet (tuple type linalg_slogdet)."""
-    return _return_type("linalg_slogdet", ("sign", "logabsdet"))(*_slogdet(A, "linalg.slogdet"))
+def linalg_slogdet(A, *, out=None):
+    """:func:`slogdet` as torch.linalg.slogdet (tuple type linalg_slogdet); ``out``: a pair of
+    tensors written as torch's (tuple type linalg_slogdet_out)."""
+    return _tuple_out(out, _slogdet(A, "linalg.slogdet"), "linalg_slogdet", "_linalg_slogdet",
+                      (A,), "linalg_slogdet", ("sign", "logabsdet"))
 
 
 @op("logdet")
@@ -566,7 +582,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
 
 
 @op("cholesky_ex", method=False, namespace=False, linalg="cholesky_ex")
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """Named tuple ``(L, info)``: :func:`linalg_cholesky` without the positive-definiteness
     error unless ``check_errors``; info (int32, batch shape) is the order of the first leading
     minor that is not positive-definite (0: success), L is then unspecified (NaN here).
@@ -574,7 +590,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     f, info = _cholesky(A, upper, "linalg.cholesky", CholeskyEx)
     if check_errors and info._data.any():
         _raise_not_pd(A._data, info._data, "linalg.cholesky_ex")
-    return _return_type("linalg_cholesky_ex", ("L", "info"))(f, info)
+    return _tuple_out(out, (f, info), "linalg_cholesky_ex", "linalg_cholesky_ex", (A,),
+                      "linalg_cholesky_ex", ("L", "info"))
 
 
 @op("cholesky")

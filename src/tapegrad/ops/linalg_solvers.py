@@ -10,6 +10,11 @@ Derivatives (derivatives.yaml, real case): linalg_solve_triangular
 through pinv). Each is written with the ops themselves, so double backward needs no second
 formula.
 
+``out=``: every function here and inv, det, solve, cholesky and the norms of linalg_extra.py
+take torch's ``out`` (:func:`write_out`, :func:`copy_out`, :func:`write_out_tuple` for the
+named-tuple ones), with torch's resize, dtype and autograd rules per op. An out that is resized
+takes C order (torch's keeps LAPACK's column-major layout there).
+
 The factorizations run in NumPy's LAPACK (no SciPy). Where torch's LAPACK result is laid out
 column-major (solve_triangular, cholesky_solve, cholesky_inverse: each matrix's columns are
 contiguous), the result here is laid out the same, so ``.stride()`` agrees.
@@ -507,7 +512,7 @@ class Lstsq(ArrayFunction, name="LinalgLstsqBackward0"):
 
 
 @op("lstsq", method=False, namespace=False, linalg="lstsq")
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(A, B, rcond=None, *, driver=None, out=None):
     """Named tuple ``(solution, residuals, rank, singular_values)`` of the least-squares problem
     min ||A X - B|| for A (*, m, n) and B (*, m, k), or B with one dim fewer than A (vectors
     (*, m), read as columns, as torch); batch dims broadcast (rank and singular_values keep A's
@@ -522,7 +527,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     threshold; gelsy's own rank comes from a QR with column pivoting and may differ near the
     threshold. The solution is laid out as torch's (the top rows of a column-major
     (max(m, n), k) buffer). LinalgLstsqBackward0 on solution and residuals (derivatives.yaml
-    linalg_lstsq, see :class:`Lstsq`).
+    linalg_lstsq, see :class:`Lstsq`). ``out``: four tensors of the results' dtypes, written as
+    torch's (tuple type linalg_lstsq_out).
 
     Raises RuntimeError for A with fewer than 2 dims or B with none, B with more dims than A or
     two fewer, different dtypes, a dtype other than float32 / float64, an unknown driver, row
@@ -551,9 +557,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            f"({', '.join(_DRIVERS)})")
     if a.dtype not in (np.float32, np.float64):
         raise RuntimeError("This function doesn't handle types other than float and double")
-    out = Lstsq.apply(A, B, vector, rcond, driver)
-    return _return_type("linalg_lstsq", ("solution", "residuals", "rank",
-                                         "singular_values"))(*out)
+    res = Lstsq.apply(A, B, vector, rcond, driver)
+    fields = ("solution", "residuals", "rank", "singular_values")
+    if out is None:
+        return _return_type("linalg_lstsq", fields)(*res)
+    return write_out_tuple(out, res, "linalg_lstsq", "linalg_lstsq", (A, B), "linalg_lstsq_out",
+                           fields, castable=name)
 
 
 # ---- products and composites (as torch's, node for node) ----------------------------------------
@@ -591,7 +600,7 @@ class _Vdot(ArrayFunction, name="VdotBackward0"):
 
 
 @op("vecdot", method=False, namespace=False, linalg="vecdot")
-def vecdot(x, y, *, dim=-1):
+def vecdot(x, y, *, dim=-1, out=None):
     """The dot product of ``x`` and ``y`` along ``dim`` (the other dims broadcast), as torch's
     composite for real tensors: two 1-D tensors through vdot (VdotBackward0), otherwise
     (x * y).sum(dim) (SumBackward1 over MulBackward0). Same floating dtype for both.
@@ -610,8 +619,13 @@ def vecdot(x, y, *, dim=-1):
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.size}] and src "
                                f"[{b.size}] to have the same number of elements, but got "
                                f"{a.size} and {b.size} elements respectively")
-        return _Vdot.apply(x, y)
-    return (x * y).sum(dim)
+        r = _Vdot.apply(x, y)
+    else:
+        r = (x * y).sum(dim)
+    if out is not None and getattr(out, "dtype", r.dtype) != r.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected out of dtype{_dtype_name(r._data)} but found "
+                           f"{_dtype_name(out._data)}")
+    return _out(out, r, "linalg_vecdot", "sum", (x, y), "any")
 
 
 def _chain_order(dims):
@@ -640,7 +654,7 @@ def _chain(ts, split, i, j):
 
 
 @op("multi_dot", method=False, namespace=False, linalg="multi_dot")
-def multi_dot(tensors):
+def multi_dot(tensors, *, out=None):
     """The product of a list of 2-D tensors (the first may be 1-D, a row; the last 1-D, a
     column), multiplied in the cheapest order as torch picks it (for three, torch's two-cost
     comparison; for more, its matrix-chain order), with mm (MmBackward0), the result viewed to
@@ -679,19 +693,24 @@ def multi_dot(tensors):
                                f"{list(ts[i - 1]._data.shape)} and {list(ts[i]._data.shape)} "
                                f"cannot be multiplied")
     if n == 2:
-        out = mm(ts[0], ts[1])
+        res = mm(ts[0], ts[1])
     elif n == 3:
         a, b = ts[0]._data.shape
         c, d = ts[2]._data.shape
         # (a x b)(b x c) first, or (b x c)(c x d) first: torch's comparison, ties to the left
         if (a * c) * (b + d) > (b * d) * (a + c):
-            out = mm(ts[0], mm(ts[1], ts[2]))
+            res = mm(ts[0], mm(ts[1], ts[2]))
         else:
-            out = mm(mm(ts[0], ts[1]), ts[2])
+            res = mm(mm(ts[0], ts[1]), ts[2])
     else:
         dims = [t._data.shape[0] for t in ts] + [ts[-1]._data.shape[1]]
-        out = _chain(ts, _chain_order(dims), 0, n - 1)
-    return out.view(*out_shape)
+        res = _chain(ts, _chain_order(dims), 0, n - 1)
+    r = res.view(*out_shape)
+    if out is not None and getattr(out, "dtype", r.dtype) != r.dtype:
+        raise RuntimeError(f"multi_dot(): expected out tensor to have dtype "
+                           f"{_C_NAMES[r._data.dtype.name]} but got "
+                           f"{_C_NAMES[out._data.dtype.name]}")
+    return _out(out, r, "linalg_multi_dot", "mm", ts, "any")
 
 
 @op("matmul", method=False, namespace=False, linalg="matmul")
@@ -861,3 +880,43 @@ def copy_out(out, result, name, rule="same"):
                 f"elements with t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
         out._data = np.empty(result._data.shape, od)
     return out.copy_(result)
+
+
+def write_out_tuple(outs, results, name, cpp_name, inputs, type_name, fields, castable=None):
+    """``out=`` of the linalg functions returning named tuples (inv_ex, solve_ex, cholesky_ex,
+    slogdet, lstsq), as torch's: ``outs`` a tuple or list of tensors, one per result, each of
+    the result's exact dtype (info int32, rank int64; ``castable``, a message prefix: any dtype
+    each result casts to safely, as lstsq), resized as :func:`write_out`; every
+    check runs before anything is written. Returns torch's ``<type_name>`` named tuple of the
+    outs. TypeError for a non-sequence or a sequence of another length; RuntimeError for an
+    input or out that requires grad in grad mode, or an out of another dtype."""
+    from .._factories import _write_out
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import state as grad_state
+    if not isinstance(outs, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(outs).__name__}")
+    if len(outs) != len(results):
+        raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                            f"{type(o).__name__}")
+    if grad_state.record and any(t.requires_grad for t in (*outs, *inputs)
+                                 if isinstance(t, Tensor)):
+        raise RuntimeError(f"{cpp_name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires grad.")
+    for o, r in zip(outs, results):
+        rd, od = r._data.dtype, o._data.dtype
+        if castable is not None:
+            # (torch's lstsq names every out "solution" in this message)
+            if not np.can_cast(rd, od, "same_kind"):
+                raise RuntimeError(f"{castable}: Expected solution to be safely castable from "
+                                   f"{scalar_name(rd)} dtype, but got solution with dtype "
+                                   f"{scalar_name(od)}")
+        elif rd != od:
+            raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES[rd.name]}, but got "
+                               f"{_C_NAMES[od.name]} instead")
+    for o, r in zip(outs, results):
+        _write_out(o, r._data, name, warn_resize=True)
+    return _return_type(type_name, fields)(*outs)
