@@ -185,6 +185,13 @@ STRIDED = {
                                                                         left=False),
     "cholesky_solve": lambda m, a, b: m.cholesky_solve(b, a.tril()),
     "cholesky_inverse": lambda m, a, b: m.cholesky_inverse(a.tril()),
+    "inv": lambda m, a, b: m.linalg.inv(a),
+    "inv_ex": lambda m, a, b: m.linalg.inv_ex(a).inverse,
+    "solve": lambda m, a, b: m.linalg.solve(a, b),
+    "solve_right": lambda m, a, b: m.linalg.solve(a, b.mT, left=False),
+    "solve_ex": lambda m, a, b: m.linalg.solve_ex(a, b).result,
+    "inv_empty": lambda m, a, b: m.linalg.inv(a[:, :0, :0]),
+    "tensorinv": lambda m, a, b: m.linalg.tensorinv(a[0].reshape(3, 1, 3), ind=1),
 }
 
 

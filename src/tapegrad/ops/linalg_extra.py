@@ -165,6 +165,9 @@ class InvEx(ArrayFunction, name="LinalgInvExBackward0"):
     @staticmethod
     def forward(ctx, a):
         inv, info = _inv_batch(a)
+        # (each matrix column-major, as torch's LAPACK result: strides, and the views a reshape
+        # of it can be, follow)
+        inv = _colmajor(inv)
         ctx.save_for_backward(inv)
         ctx.mark_non_differentiable(info)
         return inv, info
@@ -235,9 +238,19 @@ def _solve_arrays(a, b, vector, left, strict):
         a_ = np.where(bad[..., None, None], np.eye(a.shape[-1], dtype=a.dtype), a_)
         x = np.linalg.solve(a_, bm)
         x[bad] = np.nan
-    if not left:
-        x = np.swapaxes(x, -1, -2)
-    return (x[..., 0] if vector else x), info
+    if vector:
+        return x[..., 0], info
+    # LAPACK's column-major X (of the transposed system for left=False: X^T then row-major)
+    x = _colmajor(x)
+    return (x if left else np.swapaxes(x, -1, -2)), info
+
+
+def _colmajor(x):
+    """``x`` with each of its (*, m, n) matrices laid out column-major, as LAPACK returns them
+    (an empty ``x`` stays in C order, whose strides torch's empty results have)."""
+    if x.size == 0:
+        return x
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 class Solve(ArrayFunction, name="LinalgSolveExBackward0"):

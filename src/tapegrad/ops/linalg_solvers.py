@@ -32,6 +32,7 @@ from .linalg_extra import (
     _batch_prefix,
     _batch_size,
     _check_broadcast,
+    _colmajor,
     _dtype_name,
     _return_type,
 )
@@ -44,11 +45,6 @@ def _need_lapack_float(a, kernel):
     (integer, bool, float16)."""
     if a.dtype.kind != "f" or a.dtype == np.float16:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(a)}'")
-
-
-def _colmajor(x):
-    """``x`` with each of its (*, m, n) matrices laid out column-major, as LAPACK returns them."""
-    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 def _triangle(a, upper, unit):

@@ -220,8 +220,4 @@ def _tapegrad():
     return tapegrad
 
 
-name_differences: dict = {
-    ("linalg.tensorinv", None): "torch's linalg.inv result is column-major, so the final reshape is "
-                                "ReshapeAliasBackward0 there; tapegrad's inv is row-major and the "
-                                "reshape a plain view (ViewBackward0)",
-}
+name_differences: dict = {}
