@@ -348,7 +348,15 @@ class Unsqueeze(ArrayFunction, name="UnsqueezeBackward0", view=True):
     @staticmethod
     def forward(ctx, x, d):
         ctx.d = d
-        return np.expand_dims(x, d)
+        out = np.expand_dims(x, d)
+        # torch's strides (inferUnsqueezeGeometry): the new dim's is 1 at the end, else the next
+        # dim's size times its stride, the other dims keeping theirs; NumPy's reshape picks its
+        # own for size-1 dims
+        st = x.itemsize if d == x.ndim else x.shape[d] * x.strides[d]
+        strides = x.strides[:d] + (st,) + x.strides[d:]
+        if out.strides != strides:
+            out = np.lib.stride_tricks.as_strided(out, out.shape, strides)
+        return out
 
     @staticmethod
     def backward(ctx, g):
