@@ -34,3 +34,49 @@ def test_a_new_dim_has_torchs_stride_and_the_others_keep_theirs(make):
     assert t.shape == tuple(r.shape)
     assert t.stride() == r.stride()
     assert np.array_equal(t.numpy(), r.numpy())
+
+
+def _err(fn, lib):
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001 - the type and message are compared
+        return type(e).__name__, str(e)
+    return None, ""
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.nn.functional.nll_loss(L.tensor([[1, 2, 3], [4, 5, 6]]), L.tensor([0, 2])),
+    lambda L: L.nn.functional.nll_loss(L.tensor([[1, 2, 3], [4, 5, 6]]).bool(), L.tensor([0, 2])),
+    lambda L: L.nn.functional.nll_loss(L.tensor([1, 2, 3], dtype=L.int32), L.tensor(1),
+                                       reduction="none"),
+    lambda L: L.nn.NLLLoss()(L.tensor([[1, 2, 3]], dtype=L.uint8), L.tensor([0])),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3, 2, 2, dtype=L.int64),
+                                       L.zeros(2, 2, 2, dtype=L.int64)),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3, 2, dtype=L.int64), L.zeros(2, 2, dtype=L.int64)),
+    lambda L: L.nn.functional.nll_loss(L.ones(0, 3, dtype=L.int64), L.zeros(0, dtype=L.int64)),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3, dtype=L.int64), L.tensor([0, 5])),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3, 2, 2, dtype=L.int64),
+                                       L.zeros(2, 2, 2, dtype=L.uint8)),
+])
+def test_nll_loss_of_an_integer_input_names_torchs_kernel(make):
+    """torch's nll_loss kernels take floating inputs only: NotImplementedError naming the kernel,
+    before the targets' values are read (an empty input included)."""
+    t, r = _both(lambda L: _err(make, L))
+    assert t[0] == r[0] == "NotImplementedError"
+    assert t[1].startswith(r[1])
+
+
+@pytest.mark.parametrize("make", [
+    # the weights are checked before the kernel, and before the targets' values
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3), L.tensor([0, 5]), weight=L.ones(4)),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3, dtype=L.int64), L.tensor([0, 1]),
+                                       weight=L.ones(4)),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3), L.tensor([0, 5]),
+                                       weight=L.ones(3, requires_grad=True)),
+    lambda L: L.nn.functional.nll_loss(L.ones(2, 3), L.tensor([0.0, 1.0]),
+                                       weight=L.ones(3, requires_grad=True)),
+])
+def test_nll_loss_errors_come_in_torchs_order(make):
+    t, r = _both(lambda L: _err(make, L))
+    assert t[0] == r[0] == "RuntimeError"
+    assert t[1].startswith(r[1])

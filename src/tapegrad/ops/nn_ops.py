@@ -422,7 +422,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     "Expected target size ..."), a 4-D input with a target that is not 3-D, a target that is
     neither int64 nor uint8 (checked after the shapes, as torch), a 2-D target for an input of
     at most 2 dims ("multi-target not supported"), or class weights that require grad;
-    TypeError for a non-Tensor target; IndexError for a target out of range."""
+    TypeError for a non-Tensor target; NotImplementedError, as torch's kernels
+    (nll_loss_out_frame, nll_loss2d_forward_out_frame), for an input that is not floating
+    (after the target's dtype and the weights are checked, before the targets' values);
+    IndexError for a target out of range."""
     reduction = _reduction(size_average, reduce, reduction, _NLL_HINT)
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not {type(target).__name__}")
@@ -448,6 +451,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if nd >= 3 and tshape != (n,) + ishape[2:]:
         raise RuntimeError(f"Expected target size {[n, *ishape[2:]]}, got {list(tshape)} "
                            f"(nll_loss: an (N, C, d1, ...) input takes (N, d1, ...) targets)")
+    # (torch's autograd refuses such weights before its checks of the target's dtype)
+    if isinstance(weight, Tensor) and weight._requires_grad and _grad_state.record:
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to "
+                           "argument 'weight'. This input cannot have requires_grad True. (nll_loss "
+                           "and cross_entropy take class weights as constants: pass "
+                           "weight.detach())")
     tdt = target._data.dtype
     # (against dtype instances: == with a type object converts it on every call)
     if tdt != _I64 and tdt != _U8:
@@ -455,13 +464,29 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                 "input's shape" if tdt.kind == "f" else "convert the class indices with .long()")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_name(tdt)} "
                            f"(nll_loss: target holds class indices, int64 or uint8; {hint})")
+    # then, as torch, the weights' shape (checked before its kernel runs), the kernel's dtype
+    # (floating only, NotImplementedError naming it), and the target's values (which it reads)
+    c = ishape[1] if nd >= 2 else ishape[0]
+    if weight is not None and not isinstance(weight, Tensor):
+        weight = _make(np.asarray(weight))
+    if weight is not None and (weight._data.ndim != 1 or weight._data.shape[0] != c):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {c} classes or no classes but got "
+            f"weight tensor of shape: {list(weight._data.shape)}" if nd <= 2 else
+            f"weight tensor should be defined either for all or no classes (nll_loss: {c} "
+            f"classes, weight of shape {list(weight._data.shape)})")
+    if input._data.dtype.kind != "f":
+        kernel = "nll_loss_out_frame" if nd <= 2 else "nll_loss2d_forward_out_frame"
+        name = scalar_name(input._data.dtype)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}' (nll_loss of a "
+                                  f"{name} input: it takes floating log-probabilities, e.g. "
+                                  f"log_softmax(x.float(), 1))")
     if tdt == _U8 and nd >= 3 and (reduction == "none" or input._data.size):
         # (torch's kernel for these ranks takes int64 only; it returns before looking at an
         # empty input's target when reducing)
         raise RuntimeError(f"expected scalar type Long but found Byte (nll_loss: a uint8 target "
                            f"is taken only with a (C,) or (N, C) input; for input shape "
                            f"{list(ishape)} convert the target with .long())")
-    c = ishape[1] if nd >= 2 else ishape[0]
     t = target._data if tdt == _I64 else target._data.astype(np.int64)
     # one comparison finds every target outside [0, c) (a negative one reads as a huge unsigned
     # number); only then are ignored ones told from bad ones
@@ -473,19 +498,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                              f"classes)")
     elif not 0 <= ignore_index < c:
         ignore_index = None     # (no target can be ignored: forward skips looking)
-    if isinstance(weight, Tensor) and weight._requires_grad and _grad_state.record:
-        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to "
-                           "argument 'weight'. This input cannot have requires_grad True. (nll_loss "
-                           "and cross_entropy take class weights as constants: pass "
-                           "weight.detach())")
-    if weight is not None and not isinstance(weight, Tensor):
-        weight = _make(np.asarray(weight))
-    if weight is not None and (weight._data.ndim != 1 or weight._data.shape[0] != c):
-        raise RuntimeError(
-            f"weight tensor should be defined either for all {c} classes or no classes but got "
-            f"weight tensor of shape: {list(weight._data.shape)}" if nd <= 2 else
-            f"weight tensor should be defined either for all or no classes (nll_loss: {c} "
-            f"classes, weight of shape {list(weight._data.shape)})")
     if nd <= 2:
         return NllLoss.apply(input, target, weight, reduction, ignore_index)
     if nd == 4:
