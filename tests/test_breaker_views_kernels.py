@@ -80,3 +80,37 @@ def test_nll_loss_errors_come_in_torchs_order(make):
     t, r = _both(lambda L: _err(make, L))
     assert t[0] == r[0] == "RuntimeError"
     assert t[1].startswith(r[1])
+
+
+@pytest.mark.parametrize("make", [
+    # a target of the input's shape holds probabilities: floating, without an ignore_index
+    lambda L: L.nn.functional.cross_entropy(L.ones(2, 3), L.ones(2, 3, dtype=L.int64)),
+    lambda L: L.nn.functional.cross_entropy(L.ones(3), L.ones(3, dtype=L.int64)),
+    lambda L: L.nn.functional.cross_entropy(L.ones(2, 3, dtype=L.int64),
+                                            L.ones(2, 3, dtype=L.bool)),
+    lambda L: L.nn.functional.cross_entropy(L.ones(2, 3), L.ones(2, 3), ignore_index=1),
+    lambda L: L.nn.functional.cross_entropy(L.ones(2, 3), L.ones(2, 3, dtype=L.int64),
+                                            label_smoothing=2.0),
+])
+def test_cross_entropy_errors_come_in_torchs_order(make):
+    t, r = _both(lambda L: _err(make, L))
+    assert t[0] == r[0] == "RuntimeError"
+    assert t[1].startswith(r[1])
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.softmax(L.ones(0, 3, dtype=L.int64), 1),
+    lambda L: L.log_softmax(L.ones(0, 3, dtype=L.int32), 0),
+    lambda L: L.nn.functional.softmax(L.ones(2, 0, dtype=L.bool), dim=1),
+])
+def test_softmax_of_an_empty_integer_tensor_is_returned_as_torch(make):
+    t, r = _both(make)
+    assert t.shape == tuple(r.shape) and str(t.dtype) == str(r.dtype).replace("torch", "tapegrad")
+
+
+def test_cross_entropy_of_an_empty_integer_input_reaches_nll_loss_kernel():
+    """log_softmax returns the empty input, so torch's error names nll_loss's kernel."""
+    t, r = _both(lambda L: _err(lambda L: L.nn.functional.cross_entropy(
+        L.ones(0, 3, dtype=L.int64), L.zeros(0, dtype=L.int64)), L))
+    assert t[0] == r[0] == "NotImplementedError"
+    assert t[1].startswith(r[1]) and "nll_loss_out_frame" in r[1]

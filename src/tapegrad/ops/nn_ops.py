@@ -196,7 +196,7 @@ def _floating_for(input, d, name):
     (without ``dtype=``), naming the kernel torch names (its last-dim one when ``d`` is the last
     dim)."""
     dt = input._data.dtype
-    if dt.kind != "f":
+    if dt.kind != "f" and input._data.size:     # (torch returns an empty one before its kernel)
         kernel = f"{name}_lastdim_kernel_impl" if d >= input._data.ndim - 1 else \
             f"{name}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_name(dt)}' ({name} "
@@ -207,7 +207,8 @@ def _floating_for(input, d, name):
 @op("softmax", functional=True)
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Softmax along ``dim`` of a floating tensor (same dtype), or of ``input.to(dtype)``.
-    NotImplementedError, as torch, for an integer or bool input without ``dtype``."""
+    NotImplementedError, as torch, for an integer or bool input without ``dtype`` (an empty
+    one is returned as it is, as torch)."""
     if dtype is not None:
         input = input.to(dtype)
     d = _softmax_dim(input, dim, "softmax")
@@ -526,19 +527,31 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ``reduction`` is then ignored.
 
     Raises ValueError for an unknown reduction, for index and probability targets alike (when no
-    legacy flag is given; the message names the op and the valid values); RuntimeError for a
-    label_smoothing outside [0, 1]; and nll_loss's errors (see :func:`nll_loss`) for index
+    legacy flag is given; the message names the op and the valid values); RuntimeError, in
+    torch's order, for a target of the input's shape that is not floating or with an
+    ignore_index of at least 0, then for a label_smoothing outside [0, 1];
+    NotImplementedError for an integer or bool input (torch's log_softmax kernel, or its
+    nll_loss kernel when the input is empty); and nll_loss's errors (see :func:`nll_loss`) for index
     targets, which a floating target of another shape than the input's is taken for, as torch
     (so it fails there, e.g. "expected target dtype to be Long or Byte")."""
     reduction = _reduction(size_average, reduce, reduction, _CE_HINT)
+    d = 1 if input._data.ndim >= 2 else 0
+    n_classes = input._data.shape[d]
+    if isinstance(target, Tensor) and target._data.shape == input._data.shape:
+        # (torch reads a target of the input's shape as probabilities, before its log_softmax)
+        if target._data.dtype.kind != "f":
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {scalar_name(target._data.dtype)} "
+                               f"(cross_entropy: a target of the input's shape holds class "
+                               f"probabilities; class indices have no class dim)")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {ls}")
-    d = 1 if input._data.ndim >= 2 else 0
-    n_classes = input._data.shape[d]
+    _floating_for(input, d, "log_softmax")
     # (the op itself, d being a valid dim: its saved result then finds the caller's line
     # without a stack walk)
-    _floating_for(input, d, "log_softmax")
     logp = LogSoftmax.apply(input, d)
     # (a floating target of another shape goes on as class indices, and fails there, as torch)
     if isinstance(target, Tensor) and target._data.dtype.kind == "f" and \
