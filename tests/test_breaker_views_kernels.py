@@ -114,3 +114,14 @@ def test_cross_entropy_of_an_empty_integer_input_reaches_nll_loss_kernel():
         L.ones(0, 3, dtype=L.int64), L.zeros(0, dtype=L.int64)), L))
     assert t[0] == r[0] == "NotImplementedError"
     assert t[1].startswith(r[1]) and "nll_loss_out_frame" in r[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.special.log_ndtr(L.tensor([0.5, -1.5], dtype=L.float16)),
+    lambda L: L.special.log_ndtr(L.tensor(-3.0, dtype=L.float16)),
+    lambda L: L.special.log_ndtr(L.zeros(0, dtype=L.float16)),
+])
+def test_log_ndtr_has_no_float16_kernel_as_torch(make):
+    t, r = _both(lambda L: _err(make, L))
+    assert t[0] == r[0] == "NotImplementedError"
+    assert t[1].startswith(r[1])

@@ -298,8 +298,10 @@ def log_ndtr(input):
     Derivative (derivatives.yaml special_log_ndtr, SpecialLogNdtrBackward0): grad / sqrt(2 pi)
     * exp(-(result + input^2 / 2)).
 
-    Raises TypeError when input is not a Tensor."""
+    Raises TypeError when input is not a Tensor; NotImplementedError for float16 (torch has no
+    float16 kernel)."""
     _need_tensor(input, "special_log_ndtr", "input", 1)
+    _no_half(input._data.dtype, "log_ndtr_cpu", "special.log_ndtr")
     return LogNdtr.apply(input)
 
 
