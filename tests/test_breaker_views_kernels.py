@@ -125,3 +125,37 @@ def test_log_ndtr_has_no_float16_kernel_as_torch(make):
     t, r = _both(lambda L: _err(make, L))
     assert t[0] == r[0] == "NotImplementedError"
     assert t[1].startswith(r[1])
+
+
+_A = np.random.RandomState(1).rand(2, 3, 3)
+
+
+@pytest.mark.parametrize("make", [
+    # the singular-value orders have no float16 kernel
+    lambda L: L.norm(L.tensor(_A[0], dtype=L.float16), "nuc"),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A, dtype=L.float16), "nuc"),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A, dtype=L.float16), -2),
+    lambda L: L.nuclear_norm(L.tensor(_A[0], dtype=L.float16)),
+    # dtype= is checked as matrix_norm's, before the computation
+    lambda L: L.norm(L.tensor(_A[0], dtype=L.float32), "nuc", dtype=L.float16),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A), 2, dtype=L.float16),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A), "nuc", dtype=L.int64),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A), "fro", dtype=L.int64),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A), "fro", dtype=L.float16),
+    # the order is checked first
+    lambda L: L.norm(L.tensor(_A), "abc"),
+    lambda L: L.norm(L.tensor(_A), "inf", dim=1),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A[0, 0]), "abc"),
+    lambda L: L.linalg.matrix_norm(L.ones(2, 2, dtype=L.int64), 3),
+    lambda L: L.linalg.matrix_norm(L.tensor(_A), "abc", dim=(0, 0)),
+])
+def test_matrix_norm_checks_in_torchs_order(make):
+    t, r = _both(lambda L: _err(make, L))
+    assert t[0] == r[0] == "RuntimeError"
+    assert t[1] == r[1]
+
+
+def test_float16_fro_and_max_orders_still_compute():
+    t, r = _both(lambda L: L.linalg.matrix_norm(L.tensor(_A, dtype=L.float16), 1))
+    assert str(t.dtype) == "tapegrad.float16" and t.shape == tuple(r.shape)
+    assert np.allclose(t.numpy(), r.numpy(), rtol=2e-3)

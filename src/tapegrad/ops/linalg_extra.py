@@ -729,8 +729,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     matrices the positive max-type orders (2, 1, inf) give 0, as torch's, and the min-type ones
     raise IndexError where their amin meets an empty dim.
 
-    Raises RuntimeError for fewer than 2 dims, non-floating input, an unsupported order or a
-    bad ``dim``.
+    Raises RuntimeError, in torch's order, for an unsupported order, fewer than 2 dims, a
+    non-floating input, a float16 one for 'nuc' / 2 / -2 (torch's SVD has no float16 kernel), a
+    bad ``dim``, or a ``dtype`` that is not floating or narrows the input's.
 
     ``out``: written as torch's composite writes it (resized, then copied into with
     ``copy_``: see :func:`tapegrad.ops.linalg_solvers.copy_out`)."""
@@ -743,6 +744,16 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 
 def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """:func:`matrix_norm` without ``out``."""
+    # torch's order of checks: the order first, then A, dim and dtype
+    # (_linalg_matrix_norm_checks; the singular-value norms have no float16 kernel)
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        by_svd = ord == "nuc"
+    else:
+        if abs(ord) not in (1, 2, np.inf):
+            raise RuntimeError(f"linalg.matrix_norm: Order {_fmt_ord(ord)} not supported.")
+        by_svd = abs(ord) == 2
     a = A._data
     if a.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
@@ -750,23 +761,36 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if a.dtype.kind != "f":
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_dtype_name(a)}")
+    if by_svd and a.dtype == np.float16:
+        raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got Half")
     d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
+    if dtype is not None:
+        _check_norm_dtype(A, dtype, "linalg.matrix_norm")
     if isinstance(ord, str):
         if ord == "fro":
             return vector_norm_checked(A, 2, (d0, d1), keepdim, dtype)
-        if ord == "nuc":
-            return _svdvals_norm(A, ord, d0, d1, keepdim, dtype)
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        return _svdvals_norm(A, ord, d0, d1, keepdim, dtype)
     if abs(ord) == 2:
         return _svdvals_norm(A, ord, d0, d1, keepdim, dtype)
-    if abs(ord) not in (1, np.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {_fmt_ord(ord)} not supported.")
     if abs(ord) == np.inf:   # the inf-norm is the 1-norm of the transpose
         d0, d1 = d1, d0
     if not keepdim and d0 < d1:
         d1 -= 1
     col = vector_norm_checked(A, 1, d0, keepdim, dtype)
     return _max_or_min(col, d1, ord, keepdim)
+
+
+def _check_norm_dtype(A, dtype, name):
+    """torch's check_linalg_norm_dtype: ``dtype`` floating, and at least as wide as A's."""
+    d = _dtype.to_dtype(dtype)
+    names = _dtype.SCALAR_NAMES
+    if not d.is_floating_point:
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{names[d.name]}")
+    if _dtype.promote_types(A.dtype, d) is not d:
+        raise RuntimeError(f"{name}: the dtype of the input ({_dtype_name(A._data)}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({names[d.name]})")
 
 
 def _max_or_min(v, d, ord, keepdim):
