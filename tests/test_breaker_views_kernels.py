@@ -159,3 +159,59 @@ def test_float16_fro_and_max_orders_still_compute():
     t, r = _both(lambda L: L.linalg.matrix_norm(L.tensor(_A, dtype=L.float16), 1))
     assert str(t.dtype) == "tapegrad.float16" and t.shape == tuple(r.shape)
     assert np.allclose(t.numpy(), r.numpy(), rtol=2e-3)
+
+
+def _warned(fn, L):
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            r = fn(L)
+        except Exception as e:  # noqa: BLE001 - the type and message are compared
+            return type(e).__name__, str(e).split(" (")[0], len(w)
+    return r, len(w)
+
+
+def _u8(L, *v):
+    return L.tensor(list(v) if len(v) > 1 else v[0], dtype=L.uint8)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.arange(20.0).reshape(4, 5)[_u8(L, 1, 0, 1, 1)],
+    lambda L: L.arange(20.0).reshape(4, 5)[:, _u8(L, 0, 1, 1, 0, 1)],
+    lambda L: L.arange(20.0).reshape(4, 5)[_u8(L, 1)],
+    lambda L: L.arange(20.0).reshape(4, 5)[_u8(L, 0)],
+    lambda L: L.arange(20.0).reshape(4, 5)[_u8(L, 1), 1],
+    lambda L: L.arange(20.0).reshape(4, 5)[np.array([1, 0, 1, 1], dtype=np.uint8)],
+])
+def test_a_uint8_index_is_a_mask_as_in_torch(make):
+    (t, tw), (r, rw) = _both(lambda L: _warned(make, L))
+    assert t.shape == tuple(r.shape) and np.array_equal(t.numpy(), r.numpy())
+    assert tw == rw
+
+
+def test_the_gradient_through_a_uint8_mask():
+    def run(L):
+        x = L.tensor(np.arange(20.0).reshape(4, 5), requires_grad=True)
+        (x[_u8(L, 1, 0, 1, 1)] * 2).sum().backward()
+        return x.grad.numpy()
+    t, r = _both(run)
+    assert np.array_equal(t, r)
+
+
+@pytest.mark.parametrize("write", [
+    lambda L, y: y.__setitem__(_u8(L, 1, 0, 1, 1), 0.0),
+    lambda L, y: y.__setitem__(_u8(L, 1, 0, 1, 1), L.tensor(0.0)),
+    lambda L, y: y.__setitem__((_u8(L, 1, 0, 1, 1), 1), 0.0),
+    lambda L, y: y.__setitem__(np.array([1, 0, 1, 1], dtype=np.uint8), 0.0),
+    lambda L, y: y.__setitem__(_u8(L, 1, 0, 1, 1), L.zeros(5)),
+    lambda L, y: y.__setitem__(_u8(L, 1, 0, 1, 1), L.zeros(3, 5)),
+    lambda L, y: y.__setitem__(_u8(L, 1), 0.0),
+])
+def test_writing_through_a_uint8_mask_as_in_torch(write):
+    def run(L):
+        y = L.arange(20.0).reshape(4, 5)
+        out = _warned(lambda L: write(L, y), L)
+        return out if len(out) == 3 else (y.numpy().tolist(), out[1])
+    t, r = _both(run)
+    assert t == r

@@ -7,10 +7,12 @@ input's shape at the indexed positions, *accumulating* where an integer index re
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 
 from ..autograd.function import ArrayFunction
+from ..autograd.graph import user_stacklevel
 from ._util import Tensor
 from .shape import Unsqueeze
 
@@ -21,17 +23,40 @@ def _index_error(msg):
     return IndexError(msg)
 
 
-def convert_index(index, shape):
+def _is_byte_mask(item):
+    a = item._data if isinstance(item, Tensor) else item if isinstance(item, np.ndarray) else None
+    return a is not None and a.dtype == np.uint8 and a.ndim > 0
+
+
+def has_byte_mask(index):
+    """Whether ``index`` holds a uint8 tensor (or array) of at least one dim: a mask, as torch
+    reads it (deprecated there)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(_is_byte_mask(i) for i in items)
+
+
+def warn_byte_mask():
+    warnings.warn("indexing with dtype tapegrad.uint8 is now deprecated, please use a dtype "
+                  "tapegrad.bool instead.", UserWarning, stacklevel=user_stacklevel())
+
+
+def convert_index(index, shape, warn=True):
     """Turn a user index into a NumPy index; returns (np_index, basic, steps): for a basic index,
-    the views torch records for it (:func:`_basic_steps`), else None."""
+    the views torch records for it (:func:`_basic_steps`), else None. A uint8 tensor or array
+    is a mask, as torch reads it, with torch's deprecation UserWarning (when ``warn``) for one
+    of at least one dim."""
     single_slice = isinstance(index, slice)
     if not isinstance(index, tuple):
         index = (index,)
+    if warn and has_byte_mask(index):
+        warn_byte_mask()
     out = []
     basic = True
     for item in index:
         if isinstance(item, Tensor):
             arr = item._data
+            if arr.dtype == np.uint8:
+                arr = arr.astype(np.bool_)
             if arr.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
                                  f"(got {item.dtype})")
@@ -42,6 +67,8 @@ def convert_index(index, shape):
             basic = False
         elif isinstance(item, (list, np.ndarray)):
             arr = np.asarray(item)
+            if isinstance(item, np.ndarray) and arr.dtype == np.uint8:
+                arr = arr.astype(np.bool_)
             if arr.size == 0 and arr.dtype != np.bool_:
                 arr = arr.astype(np.int64)   # [] is an empty integer index, as torch reads it
             if arr.dtype.kind == "f":
