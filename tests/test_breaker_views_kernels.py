@@ -215,3 +215,51 @@ def test_writing_through_a_uint8_mask_as_in_torch(write):
         return out if len(out) == 3 else (y.numpy().tolist(), out[1])
     t, r = _both(run)
     assert t == r
+
+
+_S = slice(None)
+
+
+@pytest.mark.parametrize("index", [
+    lambda L, M, M2: (1, _S, [0, 1]),
+    lambda L, M, M2: (_S, [0, 1, 2], _S, 1),
+    lambda L, M, M2: (0, _S, [0, 1], 1),
+    lambda L, M, M2: (0, ..., [1, 2]),
+    lambda L, M, M2: (_S, 0, _S, [1, 2]),
+    lambda L, M, M2: (0, _S, [[0], [1]], slice(1, 3)),
+    lambda L, M, M2: (-1, ..., [1, 2], _S),
+    lambda L, M, M2: (1, _S, [1, 1, 1]),
+    lambda L, M, M2: (1, _S, M),
+    lambda L, M, M2: (L.tensor([True, False]), _S, 2),
+    lambda L, M, M2: (L.tensor(1), _S, [0, 1]),
+    # (the same before: an int next to the arrays)
+    lambda L, M, M2: ([0, 1], slice(1, None), 2),
+    lambda L, M, M2: ([1], 0, [2]),
+    lambda L, M, M2: (1, None, _S, [0, 1]),
+])
+def test_an_int_apart_from_the_index_arrays_selects_first_as_torch(index):
+    """torch selects an index's ints before it indexes with the arrays; NumPy counts an int
+    among them, so that an int apart from the arrays put the arrays' dim first."""
+    def idx(L):
+        return index(L, L.tensor([True, False, True, True]),
+                     L.tensor([[True, False, True, True]] * 3))
+
+    def read(L):
+        x = L.tensor(np.arange(120.0).reshape(2, 3, 4, 5), requires_grad=True)
+        y = x[idx(L)]
+        w = np.arange(float(y.numel())).reshape(tuple(y.shape))
+        (y * L.tensor(w)).sum().backward()
+        return tuple(y.shape), y.detach().numpy().tolist(), x.grad.numpy().tolist()
+
+    def write(L):
+        y = L.tensor(np.arange(120.0).reshape(2, 3, 4, 5))
+        shape = tuple(y[idx(L)].shape)
+        y[idx(L)] = L.tensor(-np.arange(float(np.prod(shape)))).reshape(shape)
+        z = L.tensor(np.arange(120.0).reshape(2, 3, 4, 5))
+        z[idx(L)] = L.tensor(-1.0, dtype=L.float64)
+        return y.numpy().tolist(), z.numpy().tolist()
+
+    t, r = _both(read)
+    assert t == r
+    t, r = _both(write)
+    assert t == r

@@ -40,11 +40,12 @@ def warn_byte_mask():
                   "tapegrad.bool instead.", UserWarning, stacklevel=user_stacklevel())
 
 
-def convert_index(index, shape, warn=True):
+def convert_index(index, shape, warn=True, ints_first=True):
     """Turn a user index into a NumPy index; returns (np_index, basic, steps): for a basic index,
     the views torch records for it (:func:`_basic_steps`), else None. A uint8 tensor or array
     is a mask, as torch reads it, with torch's deprecation UserWarning (when ``warn``) for one
-    of at least one dim."""
+    of at least one dim. An advanced index is laid out as torch's (:func:`ints_first_index`)
+    unless ``ints_first`` is False (it writes the same positions: enough for a masked fill)."""
     single_slice = isinstance(index, slice)
     if not isinstance(index, tuple):
         index = (index,)
@@ -94,8 +95,35 @@ def convert_index(index, shape, warn=True):
         out.append(Ellipsis)
     idx = tuple(out)
     if not basic:
-        return idx, False, None
+        return ints_first_index(idx, shape) if ints_first else idx, False, None
     return idx, True, _basic_steps(idx, shape, single_slice)
+
+
+def ints_first_index(idx, shape):
+    """NumPy index ``idx`` (with arrays) read as torch reads it: torch selects its ints first and
+    then indexes the rest with the arrays, where NumPy counts an int among the arrays, so that
+    ``x[1, :, [0, 1]]`` of a (2, 3, 4) x is (3, 2) in torch and (2, 3) in NumPy (the int and the
+    array, apart, put their dim first). Where that differs (an int apart from the arrays), the
+    index becomes one integer array per dim, laid out as torch's result."""
+    kinds = ["a" if isinstance(i, (np.ndarray, bool)) else
+             "i" if isinstance(i, (int, np.integer)) else "b" for i in idx]
+    group = [k for k, c in enumerate(kinds) if c != "b"]
+    if "i" not in kinds or group[-1] - group[0] + 1 == len(group):
+        return idx      # no int, or NumPy's advanced items are together: the same result
+    first, then = [], []
+    for item, c in zip(idx, kinds):
+        if c == "i":
+            first.append(item)
+        elif c == "a":
+            # (the dims it reads: a mask's, one for integers, none for a bool)
+            n = 0 if isinstance(item, bool) else item.ndim if item.dtype == np.bool_ else 1
+            first.extend([slice(None)] * n)
+            then.append(item)
+        else:
+            first.append(item)
+            then.append(item if item is Ellipsis else slice(None))
+    positions = np.arange(int(np.prod(shape)), dtype=np.intp).reshape(shape)
+    return np.unravel_index(positions[tuple(first)][tuple(then)], shape)
 
 
 def index_tensors(index):

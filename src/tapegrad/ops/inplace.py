@@ -29,7 +29,8 @@ from ..autograd.graph import (FREED, AccumulateGrad, Node, bump, new_version_cou
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
-from .indexing import AdvancedIndex, convert_index, has_byte_mask, index_tensors, warn_byte_mask
+from .indexing import (AdvancedIndex, convert_index, has_byte_mask, index_tensors,
+                       ints_first_index, warn_byte_mask)
 from .linalg import Addmm, AddmmScaled, check_addmm
 from .reduction import Cumsum
 
@@ -809,7 +810,7 @@ def setitem(self, index, value):
     made under no_grad/inference mode or an output of split/chunk/unbind written with grad mode
     on by a value that requires grad, an inference tensor outside inference_mode(), an expanded
     (read-only) self, a value overlapping self's memory."""
-    idx, basic, _ = convert_index(index, self._data.shape, warn=False)
+    idx, basic, _ = convert_index(index, self._data.shape, warn=False, ints_first=False)
     byte_mask = has_byte_mask(index)
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
@@ -823,6 +824,8 @@ def setitem(self, index, value):
                 raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
                                    "dtype unsigned char (tensor[mask] = value: pass mask.bool())")
             warn_byte_mask()
+        if not fill:
+            idx = ints_first_index(idx, self._data.shape)
         if not fill and isinstance(value, Tensor) and value._data.dtype != self._data.dtype:
             raise _index_put_dtype_error(self, value)
         if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
