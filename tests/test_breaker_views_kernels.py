@@ -263,3 +263,32 @@ def test_an_int_apart_from_the_index_arrays_selects_first_as_torch(index):
     assert t == r
     t, r = _both(write)
     assert t == r
+
+
+def _graph_names(t, depth=5):
+    names = []
+
+    def walk(fn, d):
+        if fn is not None and d < depth:
+            names.append(type(fn).__name__)
+            for f, _ in fn.next_functions:
+                walk(f, d + 1)
+    walk(t.grad_fn, 0)
+    return names
+
+
+@pytest.mark.parametrize("index", [
+    lambda x: x[1:], lambda x: x[1], lambda x: x[...], lambda x: x[:, :], lambda x: x[:, ::2],
+    lambda x: x[1:, 2], lambda x: x[None, -1],
+])
+def test_the_gradient_of_an_index_view_records_torchs_nodes(index):
+    """Under create_graph the gradient of a slice is SliceBackwardBackward0, of a select
+    SelectBackwardBackward0, and of an alias the gradient itself (no node), as torch."""
+    def run(L):
+        x = L.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        y = index(x)
+        g, = L.autograd.grad((y * y).sum(), x, create_graph=True)
+        gg, = L.autograd.grad((g * g).sum(), x)
+        return _graph_names(g), g.detach().numpy().tolist(), gg.numpy().tolist()
+    t, r = _both(run)
+    assert t == r

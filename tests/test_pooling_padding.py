@@ -93,7 +93,7 @@ def test_double_backward_graph_matches_torch(case, torch):
     (n1, m1, r1, g1), (n2, m2, r2, g2) = res
     if case[0] == "circular":
         # the slice-copy composite's gradient is tapegrad's core slice backward
-        # (SliceScatterBackward0 where torch records SliceBackwardBackward0); not this module's
+        # (SliceBackward0 where torch records SliceBackwardBackward0); not this module's
         m1 = m2
     assert (n1, m1, r1) == (n2, m2, r2)
     np.testing.assert_allclose(g1, g2, atol=1e-12)

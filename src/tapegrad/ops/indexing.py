@@ -219,15 +219,21 @@ class BasicIndex(ArrayFunction, name="SliceBackward0", view=True):
 
     @staticmethod
     def backward(ctx, g):
-        return IndexScatter.apply(g, ctx.in_shape, ctx.idx), None
+        return SliceGrad.apply(g, ctx.in_shape, ctx.idx), None
 
 
 class Select(BasicIndex, name="SelectBackward0", view=True):
-    pass
+    @staticmethod
+    def backward(ctx, g):
+        return SelectGrad.apply(g, ctx.in_shape, ctx.idx), None
 
 
 class Alias(BasicIndex, name="AliasBackward0", view=True):
-    pass
+    """x[...] (or only full slices): derivatives.yaml alias: the gradient itself."""
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
 
 
 class AdvancedIndex(ArrayFunction, name="IndexBackward0", nondiff=INDEX_TENSORS):
@@ -262,6 +268,16 @@ class IndexScatter(ArrayFunction, name="SliceScatterBackward0"):
     @staticmethod
     def backward(ctx, gg):
         return gg[ctx.idx], None, None
+
+
+class SliceGrad(IndexScatter, name="SliceBackwardBackward0"):
+    """The gradient of a slice (derivatives.yaml slice: slice_backward), as torch names its node
+    under create_graph."""
+
+
+class SelectGrad(IndexScatter, name="SelectBackwardBackward0"):
+    """The gradient of a select (derivatives.yaml select: select_backward), as torch names its
+    node under create_graph."""
 
 
 class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0", nondiff=range(3, sys.maxsize)):
