@@ -292,3 +292,27 @@ def test_the_gradient_of_an_index_view_records_torchs_nodes(index):
         return _graph_names(g), g.detach().numpy().tolist(), gg.numpy().tolist()
     t, r = _both(run)
     assert t == r
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.ones(2).to(layout=L.strided),
+    lambda L: L.ones(2).to(L.strided),
+    lambda L: L.ones(2).to(L.float64, layout=L.strided),
+    lambda L: L.ones(2).to(foo=1),
+    lambda L: L.layout("strided"),
+    lambda L: type(L.strided)(),
+])
+def test_to_takes_no_layout_and_layouts_are_not_made_as_torch(make):
+    t, r = _both(lambda L: _err(make, L))
+    assert t[0] == r[0] == "TypeError"
+
+
+def test_to_still_takes_its_arguments():
+    def run(L):
+        x = L.ones(2)
+        return [str(y.dtype).split(".")[-1] for y in (
+            x.to(L.float64, non_blocking=True, copy=True), x.to(x, True, True),
+            x.to("cpu", L.float16), x.to(dtype=L.int32, device="cpu"),
+            x.to(memory_format=L.contiguous_format))]
+    t, r = _both(run)
+    assert t == r

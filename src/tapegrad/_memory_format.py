@@ -62,6 +62,15 @@ sparse_bsc = layout("sparse_bsc")
 jagged = layout("jagged")
 
 
+def _no_new_layout(cls, *args, **kwargs):
+    raise TypeError("cannot create 'tapegrad.layout' instances (the layouts are the module's "
+                    "constants: tapegrad.strided, tapegrad.sparse_coo, ...)")
+
+
+# (made here only: torch's layout type cannot be called either)
+layout.__new__ = _no_new_layout
+
+
 def check_layout(lay, op):
     """A factory's ``layout`` argument: None or ``strided`` pass; TypeError naming ``op`` for
     anything but a layout (as torch's argument parser); NotImplementedError (torch's error for

@@ -17,6 +17,7 @@ from .._device import device as _device_cls
 from .._factories import _check_device, _write_out
 from .._memory_format import (check_format, empty_in_format, memory_format, preserve_format,
                              same_strides, suggest_format)
+from .._memory_format import layout as _layout
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -1190,6 +1191,9 @@ def where(condition, input=None, other=None):
                        check_operand(input, "where"), check_operand(other, "where"))
 
 
+_TO_KWARGS = frozenset(("dtype", "device", "non_blocking", "copy", "memory_format"))
+
+
 def _to(self, *args, **kwargs):
     """``to(dtype)`` / ``to(device)`` / ``to(other_tensor)``: a cast copy (self when nothing
     changes), laid out as torch's preserve_format: self's strides when self is dense, else (an
@@ -1200,6 +1204,11 @@ def _to(self, *args, **kwargs):
     suggest_memory_format) is that one, else a copy laid out so. Recorded as
     ToCopyBackward0. TypeError for a memory_format that is not one or is given by position;
     RuntimeError for a channels-last format of the wrong rank."""
+    bad = [k for k in kwargs if k not in _TO_KWARGS]
+    if bad:
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"({bad[0]}={type(kwargs[bad[0]]).__name__}): to() takes dtype, device, "
+                        f"non_blocking, copy and memory_format")
     dt = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
     fmt = check_format(kwargs.get("memory_format"), "to")
@@ -1213,6 +1222,9 @@ def _to(self, *args, **kwargs):
         elif isinstance(a, memory_format):
             raise TypeError(f"to() received an invalid combination of arguments: a memory "
                             f"format ({a!r}) is taken only as memory_format=")
+        elif isinstance(a, _layout):
+            raise TypeError(f"to() received an invalid combination of arguments - got ({a!r}): "
+                            f"to() takes no layout")
     _check_device(kwargs.get("device"), "to")
     if fmt is not preserve_format:
         # (torch's to_will_alias, then _to_copy in that format)
