@@ -316,3 +316,32 @@ def test_to_still_takes_its_arguments():
             x.to(memory_format=L.contiguous_format))]
     t, r = _both(run)
     assert t == r
+
+
+def _chain(t):
+    names, fn = [], t.grad_fn
+    while fn is not None:
+        names.append(type(fn).__name__)
+        nxt = fn.next_functions
+        fn = nxt[0][0] if nxt else None
+    return names
+
+
+@pytest.mark.parametrize("index", [
+    lambda L: (slice(1, None), [0, 2]), lambda L: (0, [0, 2]), lambda L: ([0, 2], 1),
+    lambda L: (None, [0, 1]), lambda L: ([0, 1], None), lambda L: True, lambda L: False,
+    lambda L: (None, True), lambda L: L.tensor(True), lambda L: (Ellipsis, [1, 2]),
+    lambda L: (slice(None), [0, 1]), lambda L: (slice(1, None), L.tensor([1, 0, 1, 1, 0]) > 0),
+    lambda L: (slice(None, None, 2), [0, 1]),
+])
+def test_an_advanced_index_records_its_views_first_as_torch(index):
+    """torch applies an index's ints, slices, Nones and bools (a new dim) as views, then indexes
+    their result: IndexBackward0 over SliceBackward0 for x[1:, [0, 2]]."""
+    def run(L):
+        x = L.tensor(np.arange(20.0).reshape(4, 5), requires_grad=True)
+        y = x[index(L)]
+        w = np.arange(1.0, 1.0 + y.numel()).reshape(tuple(y.shape))
+        (y * L.tensor(w)).sum().backward()
+        return _chain(y), tuple(y.shape), y.detach().numpy().tolist(), x.grad.numpy().tolist()
+    t, r = _both(run)
+    assert t == r

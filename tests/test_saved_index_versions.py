@@ -97,11 +97,7 @@ def test_index_changed_in_place_before_backward_as_torch(name):
     assert _run(tg, make, change)[0] == _run(torch, make, change)[0]
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="open: torch slices first and "
-                                            "indexes the slice (SliceBackward0 under "
-                                            "IndexBackward0); tapegrad records one node"))
-    if n == "getitem_mixed" else n for n in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_unchanged_index_gives_torchs_gradient_and_graph(name):
     torch = pytest.importorskip("torch")
     make, _ = CASES[name]

@@ -301,14 +301,42 @@ class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0", nondiff=range(
 def getitem(self, index):
     """``tensor[index]`` as in torch: ints, slices, None, Ellipsis, bool masks, integer tensors and
     lists. IndexError (naming the dim and size) for an out-of-range index."""
-    idx, basic, steps = convert_index(index, self._data.shape)
+    idx, basic, steps = convert_index(index, self._data.shape, ints_first=False)
+    out = self
+    if not basic:
+        # torch's order: the ints, slices, Nones (and a bool as a new dim) as views first, then
+        # the arrays on the result (x[1:, [0, 2]]: IndexBackward0 over SliceBackward0)
+        steps, idx = _views_first(idx, self._data.shape)
+    # one view per step, as torch records them (x[1:, ::2]: two SliceBackward0 nodes)
+    for view, arg in steps:
+        out = view.apply(out, arg)
     if basic:
-        # one view per step, as torch records them (x[1:, ::2]: two SliceBackward0 nodes)
-        out = self
-        for view, arg in steps:
-            out = view.apply(out, arg)
         return out
-    return AdvancedIndex.apply(self, idx, *index_tensors(index))
+    return AdvancedIndex.apply(out, idx, *index_tensors(index))
+
+
+def _views_first(idx, shape):
+    """An advanced NumPy index split as torch applies it: the views of its basic items
+    (:func:`_basic_steps`; none when there is nothing but arrays and full slices), and the index
+    of the arrays on their result (an int gone, a slice or None a full slice, a bool a
+    one-element mask on the new dim it made)."""
+    first, then = [], []
+    for item in idx:
+        if isinstance(item, bool) or isinstance(item, np.ndarray) and item.ndim == 0:
+            first.append(None)
+            then.append(np.array([bool(item)]))
+        elif isinstance(item, np.ndarray):
+            first.extend([slice(None)] * (item.ndim if item.dtype == np.bool_ else 1))
+            then.append(item)
+        elif isinstance(item, (int, np.integer)):
+            first.append(item)
+        else:
+            first.append(item)
+            then.append(item if item is Ellipsis else slice(None))
+    steps = _basic_steps(tuple(first), shape, False)
+    if steps[0][0] is Alias:
+        return [], idx
+    return steps, tuple(then)
 
 
 Tensor.__getitem__ = getitem
