@@ -345,3 +345,31 @@ def test_an_advanced_index_records_its_views_first_as_torch(index):
         return _chain(y), tuple(y.shape), y.detach().numpy().tolist(), x.grad.numpy().tolist()
     t, r = _both(run)
     assert t == r
+
+
+@pytest.mark.parametrize("index", [
+    lambda b: b[1:, ::2], lambda b: b[0, 1], lambda b: b[None, 1], lambda b: b[..., 1:3, None],
+    lambda b: b[1][0:2][::2], lambda b: b[:, None, 1, 2:], lambda b: b[-1, -1, -1],
+    lambda b: b[...], lambda b: b.t() if b.dim() == 2 else b.transpose(0, 2),
+])
+@pytest.mark.parametrize("write", ["mul_", "fill", "add_grad"])
+def test_a_view_written_in_place_gets_torchs_regenerated_node(index, write):
+    """After an in-place write through it, a view's grad_fn is AsStridedBackward0 over the
+    base's CopySlices, as torch regenerates it, whatever views made it; values and gradients
+    (second order included) as torch."""
+    def run(L):
+        x = L.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+        b = x * 1
+        v = index(b)
+        if write == "mul_":
+            v.mul_(2)
+        elif write == "fill":
+            v[...] = 1
+        else:
+            v.add_(x.sum() * L.ones(tuple(v.shape)))
+        out = (_chain(v), _chain(b), b.detach().numpy().tolist())
+        g, = L.autograd.grad((v * v).sum() + (b * b).sum(), x, create_graph=True)
+        gg, = L.autograd.grad((g * g).sum(), x)
+        return out + (g.detach().numpy().tolist(), gg.numpy().tolist())
+    t, r = _both(run)
+    assert t == r

@@ -488,6 +488,10 @@ def _untracked_view(view, base):
         view._extra = None
 
 
+# [the Function refresh_view records]: ops.inplace's AsStridedView
+AS_STRIDED = [None]
+
+
 def refresh_view(view):
     """A view whose storage was written through its base (or a sibling view) since its history
     was recorded gets a fresh history: its view ops re-applied to the base as it is now (torch
@@ -496,9 +500,14 @@ def refresh_view(view):
     base = view._base
     if base._requires_grad and _state.record and not (
             view._extra is not None and view._extra.get("no_grad_view")):
-        v = base
-        for cls, extra in view._view_chain:
-            v = cls.apply(v, *extra)
+        # one node over the base, as torch's regenerated grad_fn (AsStridedBackward0: set by
+        # the in-place ops' module), whatever the views that made it; an output of a
+        # multi-output view (split, unbind) is refused by its step, as torch
+        chain = view._view_chain
+        for cls, extra in chain:
+            if getattr(cls, "multi_output_view", False):
+                cls.apply(base, *extra)
+        v = AS_STRIDED[0].apply(base, chain)
         view._set_history(v.grad_fn, v._output_nr)
         view._requires_grad = v._requires_grad
     view._view_version = view._vc.v

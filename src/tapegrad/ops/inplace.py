@@ -22,6 +22,7 @@ from .._dtype import overflow_error, overflows, wrapped
 from ..autograd.engine import call_node
 from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_error,
                                   refresh_if_stale, refresh_view)
+from ..autograd import function as _function_module
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
 from ..autograd.graph import (FREED, AccumulateGrad, Node, bump, new_version_counter,
@@ -347,6 +348,33 @@ CopySlices._backward_cls._saved = property(_SAVED_SLOT.__get__, _set_copy_slices
 CopySlices._backward_cls._shown = _copy_slices_shown
 # (torch's name() includes the C++ namespace; the class prints as CopySlices in both)
 CopySlices._backward_cls.name = lambda self: "torch::autograd::CopySlices"
+
+
+class AsStridedView(ArrayFunction, name="AsStridedBackward0", view=True):
+    """A view re-derived from its base after an in-place write (autograd.function.refresh_view),
+    recorded as torch regenerates its grad_fn: one AsStridedBackward0 over the base. Arguments:
+    the base and the view's chain of views. Gradient (derivatives.yaml as_strided,
+    as_strided_backward): zeros of the base's shape with grad written into the view's region."""
+
+    @staticmethod
+    def forward(ctx, base, chain):
+        ctx.chain, ctx.shape = chain, base.shape
+        v = base
+        for cls, extra in chain:
+            v = cls.forward(NULL_CTX, v, *extra)
+        return v
+
+    @staticmethod
+    def backward(ctx, g):
+        inside = _make(np.zeros(ctx.shape, g._data.dtype))
+        v = inside
+        for cls, extra in ctx.chain:
+            v = cls.apply(v, *extra)
+        v.copy_(g)
+        return inside, None
+
+
+_function_module.AS_STRIDED[0] = AsStridedView
 
 
 def _copy_slices(view, r):
