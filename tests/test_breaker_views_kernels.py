@@ -2,6 +2,7 @@
 each compared with torch."""
 import numpy as np
 import pytest
+from torch_compare import node_chain
 
 import tapegrad as tg
 
@@ -318,15 +319,6 @@ def test_to_still_takes_its_arguments():
     assert t == r
 
 
-def _chain(t):
-    names, fn = [], t.grad_fn
-    while fn is not None:
-        names.append(type(fn).__name__)
-        nxt = fn.next_functions
-        fn = nxt[0][0] if nxt else None
-    return names
-
-
 @pytest.mark.parametrize("index", [
     lambda L: (slice(1, None), [0, 2]), lambda L: (0, [0, 2]), lambda L: ([0, 2], 1),
     lambda L: (None, [0, 1]), lambda L: ([0, 1], None), lambda L: True, lambda L: False,
@@ -342,7 +334,7 @@ def test_an_advanced_index_records_its_views_first_as_torch(index):
         y = x[index(L)]
         w = np.arange(1.0, 1.0 + y.numel()).reshape(tuple(y.shape))
         (y * L.tensor(w)).sum().backward()
-        return _chain(y), tuple(y.shape), y.detach().numpy().tolist(), x.grad.numpy().tolist()
+        return node_chain(y), tuple(y.shape), y.detach().numpy().tolist(), x.grad.numpy().tolist()
     t, r = _both(run)
     assert t == r
 
@@ -367,7 +359,7 @@ def test_a_view_written_in_place_gets_torchs_regenerated_node(index, write):
             v[...] = 1
         else:
             v.add_(x.sum() * L.ones(tuple(v.shape)))
-        out = (_chain(v), _chain(b), b.detach().numpy().tolist())
+        out = (node_chain(v), node_chain(b), b.detach().numpy().tolist())
         g, = L.autograd.grad((v * v).sum() + (b * b).sum(), x, create_graph=True)
         gg, = L.autograd.grad((g * g).sum(), x)
         return out + (g.detach().numpy().tolist(), gg.numpy().tolist())

@@ -5,6 +5,7 @@ SliceBackward0 nodes); nothing left is an AliasBackward0. Values, gradients, the
 writes through them are checked against torch as well."""
 import numpy as np
 import pytest
+from torch_compare import node_chain
 
 import tapegrad as tg
 
@@ -32,16 +33,6 @@ _INDEXES = {
 }
 
 
-def _chain(t):
-    """The node names from t's grad_fn down the first edge to the leaf."""
-    names, fn = [], t.grad_fn
-    while fn is not None:
-        names.append(type(fn).__name__)
-        nxt = fn.next_functions
-        fn = nxt[0][0] if nxt else None
-    return names
-
-
 def _leaf(L):
     return L.tensor(np.arange(20.0).reshape(4, 5), requires_grad=True)
 
@@ -52,7 +43,7 @@ def test_each_step_is_its_own_view_node_as_in_torch(name):
     index = _INDEXES[name]
     x, tx = _leaf(tg), _leaf(torch)
     y, ty = index(x), index(tx)
-    assert _chain(y) == [n.replace("torch::autograd::", "") for n in _chain(ty)]
+    assert node_chain(y) == [n.replace("torch::autograd::", "") for n in node_chain(ty)]
     assert y.shape == tuple(ty.shape) and y.stride() == ty.stride()
     assert np.array_equal(y.detach().numpy(), ty.detach().numpy())
     assert y._base is x and ty._base is tx

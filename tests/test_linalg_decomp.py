@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from torch_compare import same_error
 
 import tapegrad
 import tapegrad.linalg
@@ -19,27 +20,6 @@ from tapegrad.ops import linalg_decomp, linalg_extra
 
 def _arr(t):
     return np.asarray(t._data) if isinstance(t, tapegrad.Tensor) else t.detach().numpy()
-
-
-def _call(lib, build):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            build(lib)
-        except Exception as e:  # noqa: BLE001 - compared below
-            return e
-    return None
-
-
-def _same_error(build, torch):
-    ours, theirs = _call(tapegrad, build), _call(torch, build)
-    assert theirs is not None, "torch raised nothing: the case is stale"
-    assert ours is not None, f"tapegrad raised nothing; torch: {type(theirs).__name__}: {theirs}"
-    if isinstance(theirs, torch.linalg.LinAlgError):
-        assert isinstance(ours, tapegrad.linalg.LinAlgError), repr(ours)
-    else:
-        assert type(ours).__name__ == type(theirs).__name__, (repr(ours), repr(theirs))
-    assert str(ours) == str(theirs)
 
 
 def _t(lib, values, dtype="float32"):
@@ -124,7 +104,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch(case, torch):
-    _same_error(ERRORS[case], torch)
+    same_error(ERRORS[case], torch)
 
 
 # ---- torch's refusals in backward ---------------------------------------------------------------
@@ -147,7 +127,7 @@ BACKWARD_ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(BACKWARD_ERRORS))
 def test_qr_backward_refusals_match_torch(case, torch):
-    _same_error(BACKWARD_ERRORS[case], torch)
+    same_error(BACKWARD_ERRORS[case], torch)
 
 
 def test_qr_refusal_is_raised_in_backward_and_leaves_grad_alone():

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from torch_compare import same_error
 
 import tapegrad
 import tapegrad.linalg
@@ -14,27 +15,6 @@ import tapegrad.linalg
 def _arr(t):
     return t.detach().numpy() if hasattr(t, "numpy") and not isinstance(t, tapegrad.Tensor) \
         else np.asarray(t._data)
-
-
-def _call(module, build):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            build(module)
-        except Exception as e:  # noqa: BLE001 - compared below
-            return e
-    return None
-
-
-def _same_error(build, torch):
-    ours, theirs = _call(tapegrad, build), _call(torch, build)
-    assert theirs is not None, "torch raised nothing: the case is stale"
-    assert ours is not None, f"tapegrad raised nothing; torch: {type(theirs).__name__}: {theirs}"
-    if isinstance(theirs, torch.linalg.LinAlgError):
-        assert isinstance(ours, tapegrad.linalg.LinAlgError), repr(ours)
-    else:
-        assert type(ours).__name__ == type(theirs).__name__, (repr(ours), repr(theirs))
-    assert str(ours) == str(theirs)
 
 
 def _eye(m, n, dtype="float32"):
@@ -108,7 +88,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch(case, torch):
-    _same_error(ERRORS[case], torch)
+    same_error(ERRORS[case], torch)
 
 
 SINGULAR = {
@@ -128,7 +108,7 @@ SINGULAR = {
 
 @pytest.mark.parametrize("case", sorted(SINGULAR))
 def test_linalg_error_matches_torch(case, torch):
-    _same_error(SINGULAR[case], torch)
+    same_error(SINGULAR[case], torch)
 
 
 def test_linalg_error_is_a_runtime_error():

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from torch_compare import same_error
 
 import tapegrad
 import tapegrad.linalg
@@ -13,28 +14,6 @@ import tapegrad.linalg
 
 def _arr(t):
     return np.asarray(t._data) if isinstance(t, tapegrad.Tensor) else t.detach().numpy()
-
-
-def _call(module, build):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            build(module)
-        except Exception as e:  # noqa: BLE001 - compared below
-            return e
-    return None
-
-
-def _same_error(build, torch):
-    ours, theirs = _call(tapegrad, build), _call(torch, build)
-    assert theirs is not None, "torch raised nothing: the case is stale"
-    assert ours is not None, f"tapegrad raised nothing; torch: {type(theirs).__name__}: {theirs}"
-    if isinstance(theirs, torch.linalg.LinAlgError):
-        assert isinstance(ours, tapegrad.linalg.LinAlgError), repr(ours)
-    else:
-        assert type(ours).__name__ == type(theirs).__name__, (repr(ours), repr(theirs))
-    # (the project's rule: a message starts as torch's and may add what happened)
-    assert str(ours).startswith(str(theirs)), (str(ours), str(theirs))
 
 
 def _t(m, values, dtype="float32"):
@@ -91,7 +70,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch(case, torch):
-    _same_error(ERRORS[case], torch)
+    same_error(ERRORS[case], torch, prefix=True)
 
 
 SINGULAR = {
@@ -108,7 +87,7 @@ SINGULAR = {
 
 @pytest.mark.parametrize("case", sorted(SINGULAR))
 def test_linalg_error_matches_torch(case, torch):
-    _same_error(SINGULAR[case], torch)
+    same_error(SINGULAR[case], torch, prefix=True)
 
 
 def test_solve_ex_info_and_nan_result(torch):
@@ -280,7 +259,7 @@ RANK_ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(RANK_ERRORS))
 def test_rank_pinv_lstsq_errors_match_torch(case, torch):
-    _same_error(RANK_ERRORS[case], torch)
+    same_error(RANK_ERRORS[case], torch, prefix=True)
 
 
 def test_overload_keywords_cannot_mix():
@@ -394,16 +373,17 @@ COMPOSITE_ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(COMPOSITE_ERRORS))
 def test_composite_errors_match_torch(case, torch):
-    _same_error(COMPOSITE_ERRORS[case], torch)
+    same_error(COMPOSITE_ERRORS[case], torch, prefix=True)
 
 
 @pytest.mark.parametrize("case", ["tensorinv", "tensorsolve"])
 def test_singular_tensor_ops_raise_linalg_error_as_torch(case, torch):
     if case == "tensorinv":
-        _same_error(lambda m: m.linalg.tensorinv(_t(m, np.zeros((2, 2, 2, 2)))), torch)
+        same_error(lambda m: m.linalg.tensorinv(_t(m, np.zeros((2, 2, 2, 2)))), torch,
+                   prefix=True)
     else:
-        _same_error(lambda m: m.linalg.tensorsolve(_t(m, np.zeros((2, 3, 6))), _ones(m, 2, 3)),
-                    torch)
+        same_error(lambda m: m.linalg.tensorsolve(_t(m, np.zeros((2, 3, 6))), _ones(m, 2, 3)),
+                   torch, prefix=True)
 
 
 def _graph(fn, seen=None):

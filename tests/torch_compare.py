@@ -39,6 +39,46 @@ def error_of(lib, fn):
     return None, ""
 
 
+def caught(lib, fn):
+    """The exception ``fn(lib)`` raises (warnings silenced), or None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(lib)
+        except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+            return e
+    return None
+
+
+def same_error(fn, torch, prefix=False):
+    """fn(tapegrad) raises what fn(torch) raises: a tapegrad.linalg.LinAlgError where torch's is a
+    torch.linalg.LinAlgError, else an exception of the same type name, with torch's message (its
+    start with ``prefix``: ours may add what happened). torch must raise (else the case is
+    stale)."""
+    ours, theirs = caught(tg, fn), caught(torch, fn)
+    assert theirs is not None, "torch raised nothing: the case is stale"
+    assert ours is not None, f"tapegrad raised nothing; torch: {type(theirs).__name__}: {theirs}"
+    if isinstance(theirs, torch.linalg.LinAlgError):
+        import tapegrad.linalg
+        assert isinstance(ours, tapegrad.linalg.LinAlgError), repr(ours)
+    else:
+        assert type(ours).__name__ == type(theirs).__name__, (repr(ours), repr(theirs))
+    if prefix:
+        assert str(ours).startswith(str(theirs)), (str(ours), str(theirs))
+    else:
+        assert str(ours) == str(theirs)
+
+
+def node_chain(t):
+    """The node names from ``t.grad_fn`` down each node's first edge to the leaf."""
+    names, fn = [], t.grad_fn
+    while fn is not None:
+        names.append(type(fn).__name__)
+        nxt = fn.next_functions
+        fn = nxt[0][0] if nxt else None
+    return names
+
+
 def raises_as_torch(torch, fn):
     """fn(tapegrad) raises what fn(torch) raises (the same exception type's name); torch must
     raise (else the case is wrong). Returns tapegrad's message."""

@@ -16,8 +16,9 @@ __all__ = ["channels_last", "channels_last_3d", "contiguous_format", "jagged", "
            "sparse_csc", "sparse_csr", "strided"]
 
 
-class memory_format:
-    """One of tapegrad's memory formats (the four module constants; not made by users)."""
+class _Constant:
+    """A named module constant (a memory format, a layout): printed as ``tapegrad.<name>`` and
+    pickled as the module's attribute of that name, so a copy is the constant itself."""
 
     __slots__ = ("_name",)
 
@@ -29,6 +30,12 @@ class memory_format:
 
     def __reduce__(self):
         return self._name
+
+
+class memory_format(_Constant):
+    """One of tapegrad's memory formats (the four module constants; not made by users)."""
+
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -36,21 +43,13 @@ preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 
-class layout:
+
+class layout(_Constant):
     """A tensor layout (torch.layout; the module constants, not made by users). tapegrad's
     tensors are all ``strided`` (dense, with strides); the sparse and jagged layouts exist so
     that code naming them runs up to where it asks for one (:func:`check_layout`)."""
 
-    __slots__ = ("_name",)
-
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return f"tapegrad.{self._name}"
-
-    def __reduce__(self):
-        return self._name
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -28,7 +28,7 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import user_stacklevel
 from ._registry import op
 from ._util import _make, _wrap_dim
-from .reduction import VectorNorm, amax, amin, vector_norm_checked
+from .reduction import VectorNorm, amax, amin, check_norm_dtype, vector_norm_checked
 
 __all__ = ["LinAlgError"]
 
@@ -765,7 +765,7 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got Half")
     d0, d1 = _matrix_dims(A, dim, "linalg.matrix_norm")
     if dtype is not None:
-        _check_norm_dtype(A, dtype, "linalg.matrix_norm")
+        check_norm_dtype(A, dtype, "linalg.matrix_norm")
     if isinstance(ord, str):
         if ord == "fro":
             return vector_norm_checked(A, 2, (d0, d1), keepdim, dtype)
@@ -778,19 +778,6 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         d1 -= 1
     col = vector_norm_checked(A, 1, d0, keepdim, dtype)
     return _max_or_min(col, d1, ord, keepdim)
-
-
-def _check_norm_dtype(A, dtype, name):
-    """torch's check_linalg_norm_dtype: ``dtype`` floating, and at least as wide as A's."""
-    d = _dtype.to_dtype(dtype)
-    names = _dtype.SCALAR_NAMES
-    if not d.is_floating_point:
-        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
-                           f"{names[d.name]}")
-    if _dtype.promote_types(A.dtype, d) is not d:
-        raise RuntimeError(f"{name}: the dtype of the input ({_dtype_name(A._data)}) should be "
-                           f"convertible without narrowing to the specified dtype "
-                           f"({names[d.name]})")
 
 
 def _max_or_min(v, d, ord, keepdim):

@@ -819,17 +819,24 @@ def vector_norm_checked(input, p, dim, keepdim, dtype, node=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {names[input._data.dtype.name]}")
     if dtype is not None:
-        d = _dtype.to_dtype(dtype)
-        if not d.is_floating_point:
-            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
-                               f"but got {names[d.name]}")
-        if _dtype.promote_types(input.dtype, d) is not d:
-            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
-                               f"({names[input._data.dtype.name]}) should be convertible "
-                               f"without narrowing to the specified dtype ({names[d.name]})")
-        input = input.to(d)
+        input = input.to(check_norm_dtype(input, dtype, "linalg.vector_norm"))
     axes = dims(dim, input._data.ndim, "norm")
     return (node or VectorNorm).apply(input, float(p), axes, bool(keepdim))
+
+
+def check_norm_dtype(input, dtype, name):
+    """torch's check_linalg_norm_dtype: a norm's ``dtype=`` must be floating and at least as wide
+    as the input's (RuntimeError naming the op ``name`` otherwise); returns it as a dtype."""
+    names = _dtype.SCALAR_NAMES
+    d = _dtype.to_dtype(dtype)
+    if not d.is_floating_point:
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
+                           f"{names[d.name]}")
+    if _dtype.promote_types(input.dtype, d) is not d:
+        raise RuntimeError(f"{name}: the dtype of the input ({names[input._data.dtype.name]}) "
+                           f"should be convertible without narrowing to the specified dtype "
+                           f"({names[d.name]})")
+    return d
 
 
 # ---- sort / topk / argsort ----------------------------------------------------------------------
