@@ -537,8 +537,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction(size_average, reduce, reduction, _CE_HINT)
     d = 1 if input._data.ndim >= 2 else 0
     n_classes = input._data.shape[d]
-    if isinstance(target, Tensor) and target._data.shape == input._data.shape:
-        # (torch reads a target of the input's shape as probabilities, before its log_softmax)
+    # (torch reads a target of the input's shape as probabilities, checked before its
+    # log_softmax; a floating target of another shape goes on as class indices, and fails there)
+    probs = isinstance(target, Tensor) and target._data.shape == input._data.shape
+    if probs:
         if target._data.dtype.kind != "f":
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got {scalar_name(target._data.dtype)} "
@@ -553,9 +555,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     # (the op itself, d being a valid dim: its saved result then finds the caller's line
     # without a stack walk)
     logp = LogSoftmax.apply(input, d)
-    # (a floating target of another shape goes on as class indices, and fails there, as torch)
-    if isinstance(target, Tensor) and target._data.dtype.kind == "f" and \
-            target._data.shape == input._data.shape:
+    if probs:
         if ls:
             target = target * (1 - ls) + ls / n_classes
         per = -(logp * target)
