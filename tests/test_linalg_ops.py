@@ -179,8 +179,11 @@ def test_info_has_no_grad_fn_and_inverse_has():
 def test_top_level_aliases_are_the_linalg_functions():
     L = tapegrad.linalg
     assert tapegrad.inverse is L.inv
-    assert tapegrad.det is L.det
-    assert tapegrad.matrix_power is L.matrix_power
+    # (torch.det takes no out=, torch.linalg.det does: the top-level one refuses it)
+    assert tapegrad.det.__wrapped__ is L.det
+    with pytest.raises(TypeError, match="out"):
+        tapegrad.det(tapegrad.eye(2), out=tapegrad.empty(0))
+    assert tapegrad.matrix_power.__wrapped__ is L.matrix_power   # (with torch's out=)
     # torch.cholesky and torch.slogdet differ from the linalg ones (node, prefix, tuple type)
     assert tapegrad.cholesky is not L.cholesky and tapegrad.slogdet is not L.slogdet
 

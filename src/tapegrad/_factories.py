@@ -527,7 +527,7 @@ def _factory_kwargs(name, kw):
     return kw.get("size")
 
 
-def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=False):
+def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=False, order="K"):
     """Copy ``arr`` into ``out`` (resizing it when the shape differs, keeping its dtype) and
     return ``out``, as torch: the write counts as an in-place change (its version goes up, so a
     graph that saved ``out`` refuses it in backward), and a leaf ``out`` then requires grad as a
@@ -538,7 +538,8 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
     RuntimeError when ``out`` requires grad while ops are recorded (grad mode on, outside
     inference mode: under ``no_grad()`` it may be written), and for ``requires_grad`` on a
     non-floating ``out``. ``warn_resize``: torch's deprecation UserWarning when an ``out`` with
-    elements is resized (its ops warn; its factories do not)."""
+    elements is resized (its ops warn; its factories do not). ``order``: a resized ``out``'s
+    memory order (NumPy's: "K" keeps ``arr``'s)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if kernel is not None and out._data.dtype.kind != "f":
@@ -553,10 +554,7 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
     if requires_grad and out._data.dtype.kind != "f":
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
-    if out._data.shape == arr.shape:
-        with np.errstate(invalid="ignore", over="ignore"):
-            np.copyto(out._data, arr, casting="unsafe")
-    else:
+    if out._data.shape != arr.shape:
         if warn_resize and out._data.size:
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape "
@@ -565,7 +563,9 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
                 f"outputs will not be resized unless they have zero elements. You can explicitly "
                 f"reuse an out tensor t by resizing it, inplace, to zero elements with "
                 f"t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
-        out._data = _cast(arr, out._data.dtype)
+        out._data = np.empty_like(arr, out._data.dtype, order=order)
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.copyto(out._data, arr, casting="unsafe")
     bump(out)
     if requires_grad is not None and out.grad_fn is None and \
             out._requires_grad != bool(requires_grad):

@@ -7,7 +7,7 @@ sigmoid.
 """
 
 from .. import ops as _ops
-from ..ops._registry import FUNCTIONAL as _FUNCTIONAL, PUBLIC as _PUBLIC
+from ..ops._registry import FUNCTIONAL as _FUNCTIONAL, METHODS as _METHODS, PUBLIC as _PUBLIC
 
 globals().update(_FUNCTIONAL)
 _relu_apply = _ops.pointwise.Relu.apply
@@ -27,12 +27,12 @@ def relu(input, inplace=False):
 
 def tanh(input):
     """Hyperbolic tangent, elementwise."""
-    return _PUBLIC["tanh"](input)
+    return _METHODS["tanh"](input)
 
 
 def sigmoid(input):
     """1 / (1 + exp(-input)), elementwise."""
-    return _PUBLIC["sigmoid"](input)
+    return _METHODS["sigmoid"](input)
 
 
 def __getattr__(name):

@@ -19,9 +19,10 @@ def op(name: str | None = None, *, method: bool | str = True, namespace: bool = 
         from .._tensor import Tensor
         n = name or fn.__name__
         if namespace:
-            PUBLIC[n] = fn
-            for a in aliases:
-                PUBLIC[a] = fn
+            # (one function for the name and its aliases, as torch's)
+            public = _namespace_form(fn, n)
+            for a in (n, *aliases):
+                PUBLIC[a] = public
         if functional:
             FUNCTIONAL[n] = fn
         if linalg:
@@ -35,3 +36,23 @@ def op(name: str | None = None, *, method: bool | str = True, namespace: bool = 
                 setattr(Tensor, a, fn)
         return fn
     return deco
+
+
+def _namespace_form(fn, name):
+    """What ``tapegrad.<name>`` is: ``fn``, with torch's ``out=`` keyword added when torch's
+    function takes one and ``fn`` does not handle it itself, or refused when ``fn`` takes one
+    that torch's ``<name>`` does not (see :mod:`tapegrad.ops._out`)."""
+    from ._out import OUT_OPS, with_out, without_out
+    code = fn.__code__
+    if "out" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        return fn if name in OUT_OPS else without_out(fn, name)
+    if name not in OUT_OPS:
+        return fn
+    # (an alias registered on its own, ``op("greater")(gt)``, is the same function as torch's)
+    wrapped = _WITH_OUT.get(fn)
+    if wrapped is None:
+        wrapped = _WITH_OUT[fn] = with_out(fn, name, OUT_OPS[name])
+    return wrapped
+
+
+_WITH_OUT: dict = {}    # an op's function -> its namespace form with out=

@@ -759,7 +759,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
     (``requires_grad=True`` makes a leaf).
 
     Raises RuntimeError for negative steps, a non-CPU device, or requires_grad on an integer
-    dtype; TypeError for a non-integer steps."""
+    dtype; TypeError for a non-integer steps; NotImplementedError for a bool ``out``."""
     import operator
     from .. import _factories as F
     F._factory_kwargs("logspace", kw)
@@ -780,6 +780,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
         vals = np.power(np.float64(base), ex)
         arr = (np.trunc(vals) if npd.kind in "iub" else vals).astype(npd)
     if out is not None:
+        if isinstance(out, Tensor) and out._data.dtype.kind == "b":
+            raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool' (logspace: "
+                                      "give a numeric out)")
         return F._write_out(out, arr, "logspace")
     return F._finish(arr, requires_grad)
 

@@ -961,44 +961,18 @@ def _no_alpha(alpha):
 
 
 @op("add")
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, *, alpha=1):
     """input + alpha * other, broadcasting; dtype by torch's promotion rules. TypeError for an
     operand that is neither a tensor nor a number, and for an ``alpha`` that is not a number;
     RuntimeError for an alpha the result dtype refuses, as torch (a float alpha for an integer
-    result, a bool one for a non-bool result, one out of the dtype's range). ``out``: the sum is
-    written into that tensor and it is returned (see :func:`_add_out` for torch's rules)."""
+    result, a bool one for a non-bool result, one out of the dtype's range)."""
     input = check_operand(input, "add")
     other = check_operand(other, "add")
-    if out is not None:
-        return _add_out(input, other, alpha, out)
     if _no_alpha(alpha):
         if not isinstance(input, Tensor):
             input, other = other, input
         return Add.apply(input, other)
     return Add.apply(input, other, _alpha_number(alpha, "add"))
-
-
-def _add_out(input, other, alpha, out):
-    """``add(input, other, alpha=alpha, out=out)`` as torch: the sum written into ``out`` (its
-    version bumped; resized, with torch's warning, when its shape differs and it has elements),
-    and ``out`` returned. TypeError when ``out`` is not a tensor; RuntimeError with grad mode on
-    when an argument requires grad (nothing is recorded for an out= call), and when the sum's
-    dtype cannot be cast to out's (a float sum into an integer tensor)."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"add(): argument 'out' (position 3) must be Tensor, not "
-                        f"{type(out).__name__}")
-    if _grad_state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad
-                                        for t in (input, other, out)):
-        raise RuntimeError("add(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
-    with _no_grad():
-        r = add(input, other, alpha=alpha)._data
-    od = out._data.dtype
-    rd = _dtype.from_numpy_dtype(r.dtype)
-    if rd._cat > _dtype.from_numpy_dtype(od)._cat:
-        raise RuntimeError(f"result type {_dtype.SCALAR_NAMES[rd.name]} can't be cast to the "
-                           f"desired output type {_dtype.SCALAR_NAMES[od.name]}")
-    return _write_out(out, r, "add", warn_resize=True)
 
 
 @op("sub", aliases=("subtract",))

@@ -798,9 +798,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
     Raises RuntimeError for integer/bool inputs, a non-floating or narrowing ``dtype=``, and
     matrix_norm's errors ('fro' over more than two dims, 'nuc' over other than two, an unknown
-    order); IndexError for a dim out of range; NotImplementedError for ``out=``."""
+    order); IndexError for a dim out of range. ``out``: written with torch's out= rules
+    (:mod:`tapegrad.ops._out`)."""
     if out is not None:
-        raise NotImplementedError("norm(out=...) is not supported by tapegrad")
+        from ._out import call_out
+        return call_out(norm, "norm", None, (input, p, dim, keepdim), {"dtype": dtype}, out)
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, (int, np.integer)) or len(dim) <= 2):
             return vector_norm_checked(input, 2, dim, keepdim, dtype)
