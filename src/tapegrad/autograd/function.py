@@ -18,8 +18,9 @@ from .._tensor import Tensor, _make
 from .grad_mode import no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
-from .graph import (FREED, Node, _in_pkg, attach_counter, format_where, known_counter,
-                    new_node, new_version_counter, user_frame, version_counter)
+from .graph import (FREED, Node, _in_pkg, attach_counter, format_where, hooked_threads,
+                    known_counter, new_node, new_version_counter, saved_hooks_state, user_frame,
+                    version_counter)
 from .graph import _seq as _seq_counter
 
 __all__ = ["Function", "ArrayFunction", "FunctionCtx", "once_differentiable"]
@@ -340,6 +341,8 @@ def _make_apply(cls, operands):
                 ctx._saved = ("o", out, None, 0, 0, where)   # (alone: see saved_alone)
             elif type(saved) is tuple:
                 ctx._saved = _pack(ctx, saved, args, arrays, (t,))
+            if hooked_threads:
+                pack_with_hooks(ctx, (t,))
             if view:
                 _share_version(t, cls, args)
             return t
@@ -571,6 +574,8 @@ def record(node, args, fwd_inputs, outputs, user=False):
         _record_outputs(node, outputs, sp or {}, user)
     if type(node._saved) is tuple:
         node._saved = _pack(node, node._saved, args, fwd_inputs, outputs)
+    if hooked_threads:
+        pack_with_hooks(node, outputs)
     if sp is not None and args and isinstance(args[0], Tensor) and args[0]._base is not None \
             and any(args[0] is d for d in sp.get("dirty", ())) and \
             any(args[0] is o for o in outputs):
@@ -680,6 +685,93 @@ def _pack(node, items, args, fwd_inputs, outputs):
     return saved
 
 
+# The order torch's nodes call pack_hook in, where it is not the order of tapegrad's entries
+# (torch's codegen saves each tensor where a derivative formula first names it: MulBackward0's
+# self formula names other first)
+_PACK_ORDER = {"MulBackward0": (1, 0), "DivBackward0": (1, 0), "MmBackward0": (1, 0),
+               "PowBackward1": (1, 0, 2)}
+
+
+def pack_with_hooks(node, outputs):
+    """Give each tensor ``node`` saved to this thread's innermost pack hook (if this thread has
+    one: ``hooked_threads`` only says some thread does), in torch's order, and keep what it
+    returns in a ("h", packed, unpack_hook, is_output, output_nr, grad_fn, requires_grad,
+    accumulator) entry: the saved tensor's history without the tensor, so the hooks decide what
+    stays in memory. Constants (a Python number a product saved) are not packed, as torch packs
+    no wrapped number."""
+    stack = saved_hooks_state.stack
+    saved = node._saved
+    if not stack or saved is None or saved is FREED:
+        return
+    pack, unpack = stack[-1]
+    # (a copy: a list of constants may be shared between nodes, see ops.pointwise._mul_saved)
+    entries = [saved] if type(saved) is tuple else list(saved)
+    order = _PACK_ORDER.get(type(node).__name__)
+    if order is None or len(order) != len(entries):
+        order = range(len(entries))
+    for k in order:
+        e = entries[k]
+        if e is not None and (e[0] == "i" or e[0] == "o"):
+            entries[k] = hooked_entry(pack, unpack, e, outputs[e[4]] if e[0] == "o" else e[1])
+    node._saved = entries
+    if type(node).__name__ in _PACKS_TOTAL_WEIGHT:
+        # (torch's nll_loss also saves its total weight, a 0-d tensor tapegrad keeps in meta)
+        from .saved_attrs import nll_total_weight
+        t = nll_total_weight(node)
+        node._hooked_extra = hooked_entry(pack, unpack, ("i", t), t)
+
+
+_PACKS_TOTAL_WEIGHT = ("NllLossBackward0", "NllLoss2DBackward0")
+
+
+def hooked_entry(pack, unpack, e, t):
+    """The hooked entry for saved entry ``e`` (an input's or an output's), whose tensor is
+    ``t``: ``pack(t)`` and ``t``'s history (see :func:`pack_with_hooks`). RuntimeError, as torch,
+    where ``pack`` modified ``t`` in place."""
+    vc = known_counter(t)
+    before = vc.v if vc is not None else 0
+    packed = pack(t)
+    vc = known_counter(t)
+    if (vc.v if vc is not None else 0) != before:
+        raise RuntimeError(
+            "A saved tensor pack hook is modifying its input in place. Tensors provided as "
+            "input to pack hook cannot be modified by in-place operations as this can lead "
+            "to unexpected side-effects. Please open an issue if you need to perform "
+            "in-place operations on the input to a pack hook.")
+    if e[0] == "o":
+        # (the node itself is not kept: it holds this entry, and would make a cycle)
+        return ("h", packed, unpack, True, e[4], None, True, None)
+    leaf_acc = t._acc if t.grad_fn is None and t._requires_grad else None
+    return ("h", packed, unpack, False, t._output_nr, t.grad_fn, t._requires_grad, leaf_acc)
+
+
+def unpack_hooked(node, e):
+    """The tensor of hooked entry ``e`` of ``node`` (see :func:`pack_with_hooks`): its unpack
+    hook's result, given the saved tensor's history, as torch's SavedVariable::unpack (a new
+    Tensor object sharing the hook's result's data and version counter)."""
+    t = e[2](e[1])
+    if not isinstance(t, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got "
+                        f"result of type {type(t).__name__}")
+    return _hooked_tensor(node, e, t._data, version_counter(t))
+
+
+def _hooked_tensor(node, e, arr, vc=None):
+    """A tensor over ``arr`` with the history of the tensor hooked entry ``e`` stands for."""
+    r = _make(arr, vc)
+    if e[3]:
+        r.grad_fn = node
+        r._output_nr = e[4]
+        r._requires_grad = True
+    else:
+        r.grad_fn = e[5]
+        r._output_nr = e[4]
+        r._requires_grad = e[6]
+        if e[7] is not None:
+            r._acc = e[7]
+    return r
+
+
 def version_error(node, i, shape, dtype, expected, actual, where_saved, vc, role):
     """The in-place error: which saved tensor, which node, both versions, both source lines."""
     modified = format_where(vc.where) if vc is not None and vc.where is not None else "<unknown>"
@@ -754,6 +846,8 @@ def unpack_saved(node):
                 raise version_error(node, _position(saved, e), t._data.shape, t._data.dtype, e[2],
                                     vc.v, e[3], vc, "an input of the op")
             out.append(t)
+        elif kind == "h":
+            out.append(unpack_hooked(node, e))
         else:
             v = e[1]
             out.append(_make(v) if isinstance(v, np.ndarray) else v)
@@ -770,6 +864,17 @@ def saved_result(node):
     if type(e) is tuple and e[0] == "o" and (e[2] is None or e[2].v == e[3]):
         return e[1]
     return unpack_saved(node)[0]._data
+
+
+def saved_result_tensor(node, arr):
+    """The result a ``saves_result`` op saved, as a tensor, for a backward that read its array
+    ``arr`` with :func:`saved_result` already: for a result packed by a saved_tensors_hooks
+    block, a tensor over that array with the result's history, so that unpack_hook runs once
+    per backward, as torch's; else ``ctx.saved_tensors[0]``."""
+    saved = node._saved
+    if type(saved) is list and saved[0] is not None and saved[0][0] == "h":
+        return _hooked_tensor(node, saved[0], arr)
+    return unpack_saved(node)[0]
 
 
 BackwardNode.saved_tensors = property(unpack_saved, doc="""The tensors given to

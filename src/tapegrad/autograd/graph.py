@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import threading
 import weakref
 
 from .grad_mode import state as _grad_state
@@ -295,6 +296,111 @@ class _Freed:
 FREED = _Freed()
 
 
+class _SavedHooksState(threading.local):
+    # the (pack_hook, unpack_hook) pairs of this thread's open saved_tensors_hooks blocks,
+    # innermost last, and the message disable_saved_tensors_hooks set (None: enabled)
+    stack = ()
+    disabled = None
+
+
+saved_hooks_state = _SavedHooksState()
+_saved_hooks_lock = threading.Lock()
+
+# The idents of the threads with a saved_tensors_hooks block open: empty (falsy) while none is,
+# so a recorded op learns from one read of this list that it packs its saved tensors as they
+# are, without the thread-local lookup (function.pack_with_hooks reads this thread's stack).
+hooked_threads: list = []
+
+
+class saved_tensors_hooks:
+    """Context manager that sets a pair of hooks for the tensors ops save for backward, as
+    torch.autograd.graph.saved_tensors_hooks.
+
+    Inside the block, each tensor a recorded op (built-in, or a custom Function's
+    ``ctx.save_for_backward``) saves is given to ``pack_hook(tensor)`` when the op runs, and
+    whatever that returns (any object) is kept in its place; ``unpack_hook(packed)`` is called
+    with it each time backward, ``ctx.saved_tensors`` or ``grad_fn._saved_<name>`` needs the
+    tensor, and must return a Tensor of the saved one's shape and values (TypeError otherwise,
+    as torch). Such a tensor is not version-checked at unpack (torch cannot follow versions
+    through the hooks either). ``pack_hook`` must not modify its argument in place
+    (RuntimeError, as torch). Blocks nest (the innermost pair applies) and are thread-local;
+    nothing is saved, so nothing packed, while grad mode is off. Entering one inside
+    :func:`disable_saved_tensors_hooks` raises RuntimeError with that block's message.
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        st = saved_hooks_state
+        if st.disabled is not None:
+            raise RuntimeError(st.disabled)
+        if not st.stack:
+            with _saved_hooks_lock:
+                hooked_threads.append(threading.get_ident())
+        st.stack += ((self.pack_hook, self.unpack_hook),)
+
+    def __exit__(self, *args) -> None:
+        st = saved_hooks_state
+        st.stack = st.stack[:-1]
+        if not st.stack:
+            with _saved_hooks_lock:
+                hooked_threads.remove(threading.get_ident())
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Context manager under which saved tensors are kept on the CPU, as
+    torch.autograd.graph.save_on_cpu: each is packed as ``(tensor.device, tensor.cpu())`` and
+    unpacked with ``.to(device)``. tapegrad's tensors all live on the CPU already, so the tensor
+    is kept as it is; with ``pin_memory=True`` a copy is kept, as torch keeps one where no
+    accelerator can pin memory. ``device_type`` is accepted for torch's signature. Nests and
+    raises as :class:`saved_tensors_hooks`."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return (tensor.device, tensor.cpu())
+            from .._tensor import _make
+            return (tensor.device, _make(tensor._data.copy()))
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager (and decorator) inside which saved-tensor hooks may not be set, as
+    torch.autograd.graph.disable_saved_tensors_hooks: entering :class:`saved_tensors_hooks`
+    raises RuntimeError(``error_message``). Entering it while a saved_tensors_hooks block is open
+    raises that RuntimeError at once, as torch. Thread-local; on exit the previous state (an
+    outer block's message, or enabled) comes back."""
+
+    def __init__(self, error_message: str):
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        st = saved_hooks_state
+        self._prev = st.disabled
+        if st.stack:
+            raise RuntimeError(self.error_message)
+        st.disabled = self.error_message
+
+    def __exit__(self, *args) -> None:
+        saved_hooks_state.disabled = self._prev
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with disable_saved_tensors_hooks(self.error_message):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
 class Node:
     """A recorded op (``tensor.grad_fn``). Named as torch names it (``MulBackward0``).
 
@@ -374,6 +480,20 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __getattr__(self, name):
+        # (reached only where the usual lookup fails: torch's generated ``_saved_<name>`` and
+        # ``_raw_saved_<name>`` attributes are looked up here, so making or running a node
+        # pays nothing for them)
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from .saved_attrs import saved_attr
+            return saved_attr(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from .saved_attrs import saved_names
+        # (``_saved`` is tapegrad's slot, which torch's nodes do not have)
+        return sorted(n for n in {*super().__dir__(), *saved_names(self)} if n != "_saved")
 
 
 def new_node(cls):

@@ -17,6 +17,7 @@ from ._util import Tensor, _make, _wrap_dim, _zeros_of
 from .._dtype import scalar_name
 from .linalg import Addmm, Linear, check_bias, check_same_dtype, matmul
 from .shape import T
+from ..autograd.graph import hooked_threads as _hooked_threads
 from ..autograd.graph import user_stacklevel
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -616,7 +617,9 @@ def linear(input, weight, bias=None):
             ia.shape[1] == wa.shape[1] and ia.dtype is wa.dtype and bias._data.dtype is ia.dtype:
         # (nn.Linear's usual call, checked in one go; a weight with history goes through its
         # own TBackward0 node, as Linear makes that node only for a leaf)
-        if weight.grad_fn is None:
+        # (under saved_tensors_hooks the pack hook must see weight.t() as torch's addmm saves
+        # it, which Linear makes only later)
+        if weight.grad_fn is None and not _hooked_threads:
             return Linear.apply(bias, input, weight)
         return Addmm.apply(bias, input, T.apply(weight))
     if bias is not None:

@@ -18,7 +18,7 @@ from .._factories import _check_device, _write_out
 from .._memory_format import (check_format, empty_in_format, memory_format, preserve_format,
                              same_strides, suggest_format)
 from .._memory_format import layout as _layout
-from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
+from ..autograd.function import NULL_CTX, ArrayFunction, saved_result, saved_result_tensor
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import sole_holder
@@ -663,8 +663,7 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
         yd = saved_result(ctx)
         arr = _spare(g, yd)
         if arr is None:
-            y, = ctx.saved_tensors
-            return ReluGrad.apply(g, y)
+            return ReluGrad.apply(g, saved_result_tensor(ctx, yd))
         _relu_grad(arr, yd, arr)
         return g
 
