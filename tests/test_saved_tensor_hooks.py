@@ -5,9 +5,9 @@ import threading
 
 import numpy as np
 import pytest
+from torch_compare import caught, node_chain, same_error
 
 import tapegrad as tg
-from torch_compare import caught, node_chain, same_error
 
 
 def plain(v):
@@ -183,14 +183,14 @@ def test_pack_hook_exception_propagates(torch):
 
 def test_disable_saved_tensors_hooks(torch):
     def enter_hooks(lib):
-        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
-            with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-                pass
+        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"), \
+                lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            pass
 
     def disable_inside_hooks(lib):
-        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
-            with lib.autograd.graph.disable_saved_tensors_hooks("inner"):
-                pass
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t), \
+                lib.autograd.graph.disable_saved_tensors_hooks("inner"):
+            pass
     same_error(enter_hooks, torch)
     same_error(disable_inside_hooks, torch)
 
@@ -261,11 +261,11 @@ def test_version_check_through_hooks(torch):
         c = b.sin()
         b.add_(1)
         if attr:
-            c.grad_fn._saved_self
+            _ = c.grad_fn._saved_self
         c.sum().backward()
     for attr in (False, True):
-        e_ours, e_theirs = caught(tg, lambda lib: without(lib, attr)), \
-            caught(torch, lambda lib: without(lib, attr))
+        e_ours, e_theirs = caught(tg, lambda lib, attr=attr: without(lib, attr)), \
+            caught(torch, lambda lib, attr=attr: without(lib, attr))
         assert type(e_ours) is type(e_theirs) is RuntimeError
         assert str(e_ours).split(":")[0] == str(e_theirs).split(":")[0]
 
@@ -288,7 +288,7 @@ def test_freed_saved_tensors(hooked, attr, torch):
         if attr == "backward":
             y.sum().backward()
         else:
-            y.grad_fn._saved_result
+            _ = y.grad_fn._saved_result
 
     ours, theirs = caught(tg, prog), caught(torch, prog)
     assert type(ours) is type(theirs) is RuntimeError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _make
+from .._tensor import _make
 from .function import freed_error, hooked_entry, unpack_hooked, unpack_saved
 from .graph import FREED, saved_entries, set_saved_entry
 
@@ -190,7 +190,7 @@ class SavedTensor:
     ``torch._C._autograd.SavedTensor``: :meth:`register_hooks` sets a pack/unpack pair for it
     alone."""
 
-    __slots__ = ("_node", "_k")
+    __slots__ = ("_k", "_node")
 
     def __init__(self, node, k):
         self._node = node
