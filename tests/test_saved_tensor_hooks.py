@@ -485,3 +485,32 @@ def test_missing_attribute(torch):
                 hasattr(g, "_raw_saved_result"))
     assert prog(tg) == prog(torch)
     same_error(lambda lib: inputs(lib, [V3])[0].exp().grad_fn._saved_self, torch, prefix=True)
+
+
+def _mul_(x, b): return x.mul_(b)
+def _sin_(x, b): return x.sin_()
+def _exp_(x, b): return x.exp_()
+def _div_(x, b): return x.div_(b)
+def _pow_(x, b): return x.pow_(2)
+def _setitem(x, b):
+    x[1:] = x[1:] * b[1:]
+    return x
+def _view_mul_(x, b):
+    x[1:].mul_(b[1:])
+    return x
+
+
+@pytest.mark.parametrize("op", [_mul_, _sin_, _exp_, _div_, _pow_, _setitem, _view_mul_],
+                         ids=lambda f: f.__name__[1:])
+def test_inplace_ops_under_identity_hooks(op, torch):
+    # the pack hook keeps the very tensor it gets: the in-place write must not reach it
+    def prog(lib):
+        log = []
+        a = lib.tensor([0.5, 1.5, -2.0], requires_grad=True)
+        b = lib.tensor([2.0, 3.0, 4.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: log.append(tuple(t.shape)) or t,
+                                                    lambda t: t):
+            y = op(a * 1, b)
+        y.sum().backward()
+        return log, plain(a.grad), None if b.grad is None else plain(b.grad), y.grad_fn.name()
+    assert prog(tg) == prog(torch)

@@ -25,6 +25,7 @@ from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_e
 from ..autograd import function as _function_module
 from ..autograd.function import short_node_name as _short
 from ..autograd.grad_mode import state as _state
+from ..autograd.graph import hooked_threads as _hooked_threads
 from ..autograd.graph import (FREED, AccumulateGrad, Node, bump, new_version_counter,
                               saved_entries, set_saved_entry, version_counter)
 from . import pointwise as P
@@ -249,7 +250,11 @@ def inplace(x, F, args, opname):
 
 
 def _alias(x):
-    """A tensor standing for x's current (pre-write) value and history."""
+    """A tensor standing for x's current (pre-write) value and history: inside a
+    saved_tensors_hooks block, a copy (torch's clone of the original self), as the pack hook may
+    keep the very tensor it is given, which the write must not change."""
+    if _hooked_threads:
+        return _with_history(_make(x._data.copy(), new_version_counter()), x)
     return _with_history(_make(x._data, version_counter(x)), x)
 
 
