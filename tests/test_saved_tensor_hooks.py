@@ -49,6 +49,7 @@ def _relu_m(lib, a): return a.relu()
 def _matmul(lib, a, b): return a @ b
 def _mm(lib, a, b): return a.mm(b)
 def _mv(lib, a, b): return a @ b
+def _bmm(lib, a, b): return a.bmm(b)
 def _linear(lib, a, w, b): return lib.nn.functional.linear(a, w, b)
 def _linear_nb(lib, a, w): return lib.nn.functional.linear(a, w)
 def _sum(lib, a): return a.sum()
@@ -76,6 +77,7 @@ OPS = [
     (_sigmoid, [V3], None), (_relu, [V3], None), (_relu_m, [V3], None),
     (_matmul, [M23, ((3, 4), False)], None), (_mm, [M23, ((3, 4), False)], None),
     (_matmul, [M23, ((3, 4), False)], [True, False]), (_mv, [M23, V3], None),
+    (_bmm, [((2, 2, 3), False), ((2, 3, 4), False)], None),
     (_linear, [M23, ((4, 3), False), ((4,), False)], None),
     (_linear, [M23, ((4, 3), False), ((4,), False)], [False, True, True]),
     (_linear_nb, [M23, ((4, 3), False)], None),

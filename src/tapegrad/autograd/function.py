@@ -689,7 +689,7 @@ def _pack(node, items, args, fwd_inputs, outputs):
 # (torch's codegen saves each tensor where a derivative formula first names it: MulBackward0's
 # self formula names other first)
 _PACK_ORDER = {"MulBackward0": (1, 0), "DivBackward0": (1, 0), "MmBackward0": (1, 0),
-               "PowBackward1": (1, 0, 2)}
+               "BmmBackward0": (1, 0), "PowBackward1": (1, 0, 2)}
 
 
 def pack_with_hooks(node, outputs):

@@ -158,6 +158,7 @@ SAVED = {
                          "_saved_ignore_index": _meta(7, lambda v: _u64(-100 if v is None else v)),
                          "_saved_total_weight": nll_total_weight},
     "MvBackward0": _tensors("self", "vec"),
+    "BmmBackward0": _tensors("self", "mat2"),
     "LogSoftmaxBackward0": _DIM_RESULT,
     "SoftmaxBackward0": _DIM_RESULT,
 }
