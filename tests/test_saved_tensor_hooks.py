@@ -516,3 +516,45 @@ def test_inplace_ops_under_identity_hooks(op, torch):
         y.sum().backward()
         return log, plain(a.grad), None if b.grad is None else plain(b.grad), y.grad_fn.name()
     assert prog(tg) == prog(torch)
+
+
+def test_register_hooks_on_each_of_linears_matrices(torch):
+    # one matrix's hooks set: reading the other calls no unpack hook but its own
+    def prog(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        w = lib.tensor([[1., 2, 3], [4, 5, 6]], requires_grad=True)
+        b = lib.zeros(2, requires_grad=True)
+        y = lib.nn.functional.linear(x, w, b)
+        log = []
+        g = y.grad_fn
+        for name in ("_raw_saved_mat2", "_raw_saved_mat1"):
+            getattr(g, name).register_hooks(lambda t: log.append(tuple(t.shape)) or t * 1,
+                                            lambda t: log.append("u") or t)
+        (y * y).sum().backward()
+        return log, plain(x.grad), plain(w.grad), plain(b.grad), \
+            [f.name() for f, _ in g.next_functions]
+    assert prog(tg) == prog(torch)
+
+
+def test_custom_function_saving_its_output_under_save_on_cpu(torch):
+    def prog(lib):
+        class Sq(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                r = a * a
+                ctx.save_for_backward(a, r)
+                return r
+
+            @staticmethod
+            def backward(ctx, g):
+                a, _ = ctx.saved_tensors
+                return 2 * a * g
+
+        a = lib.tensor([1., 2., 3.], requires_grad=True)
+        with lib.autograd.graph.save_on_cpu():
+            o = Sq.apply(a)
+        gr, = lib.autograd.grad(o.sum(), a, create_graph=True)
+        gr.sum().backward()
+        r = o.grad_fn.saved_tensors[1]
+        return plain(gr), plain(a.grad), r.grad_fn is o.grad_fn, r is o
+    assert prog(tg) == prog(torch)

@@ -44,19 +44,30 @@ def _tensor(k):
         e = _entry(node, k)
         if e is None:
             return None
-        kind = e[0]
-        if kind == "h":
-            return unpack_hooked(node, e)
-        if kind == "c":
+        if e[0] == "c":
             v = e[1]
             if isinstance(v, np.ndarray):
                 return _make(v)
             # a number is kept as torch keeps a wrapped number: a 0-d int64, float64 or bool
             return _make(np.asarray(v, np.bool_ if type(v) is bool else
                                     np.int64 if isinstance(v, int) else np.float64))
-        # (all entries checked, where torch checks this one's version alone)
-        return unpack_saved(node)[k]
+        return unpack_one(node, k)
     return get
+
+
+def unpack_one(node, k):
+    """Saved entry ``k`` of ``node`` unpacked, as torch unpacks one saved tensor: the other
+    entries' unpack hooks are not called (their versions are checked, where torch checks this
+    one's alone)."""
+    saved = node._saved
+    if type(saved) is not list:
+        return unpack_saved(node)[k]
+    node._saved = [e if i == k or e is None or e[0] != "h" else None
+                   for i, e in enumerate(saved)]
+    try:
+        return unpack_saved(node)[k]
+    finally:
+        node._saved = saved
 
 
 def _raw(k):
@@ -228,7 +239,7 @@ class SavedTensor:
         if e[0] == "c":
             raise RuntimeError(f"tapegrad keeps this saved value of {node.name()} as a Python "
                                f"number (torch's wrapped number): it takes no hooks")
-        t = unpack_saved(node)[k]   # (version-checked, as torch's)
+        t = unpack_one(node, k)     # (version-checked, as torch's)
         hooked = hooked_entry(pack_hook, unpack_hook, e, t)
         if type(node._saved) is tuple:
             # (a hooked entry is kept in a list: alone, it would read as a saved result)
