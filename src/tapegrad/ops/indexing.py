@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .._memory_format import _c_strides, _empty_view, strides_of
 from ..autograd.function import ArrayFunction
 from ..autograd.graph import user_stacklevel
 from ._util import Tensor
@@ -208,6 +209,138 @@ def _check_bounds(items, shape):
         dim += 1
 
 
+def _index_operands(src, idx):
+    """The operands torch's index kernel iterates (TensorAdvancedIndexing.cpp's AdvancedIndex:
+    the source restrided, each index reshaped) as (shape, strides) in elements, result first
+    (its shape). ``idx``: arrays, full slices, an Ellipsis (NumPy's, as AdvancedIndex reads)."""
+    shape = list(src.shape)
+    strides = [s // src.itemsize for s in src.strides]
+    items = []
+    for item in idx:
+        if item is Ellipsis:
+            n = len(shape) - sum(i.ndim if i.dtype == np.bool_ else 1 for i in idx
+                                 if isinstance(i, np.ndarray)) - sum(
+                1 for i in idx if isinstance(i, slice))
+            items.extend([None] * n)
+        elif isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            # a mask is its nonzero() columns: (N, k) in C order, each of stride k
+            n = int(np.count_nonzero(item))
+            items.extend([((n,), (item.ndim,))] * item.ndim)
+        elif isinstance(item, np.ndarray):
+            items.append((item.shape, tuple(s // item.itemsize for s in item.strides)))
+        else:
+            items.append(None)
+    items.extend([None] * (len(shape) - len(items)))
+    at = [d for d, i in enumerate(items) if i is not None]
+    if at[-1] - at[0] + 1 != len(at):
+        # apart: the indexed dims go first (transposeToFront)
+        order = at + [d for d, i in enumerate(items) if i is None]
+        shape, strides = [shape[d] for d in order], [strides[d] for d in order]
+        items = [items[d] for d in order]
+        at = list(range(len(at)))
+    bshape = np.broadcast_shapes(*(items[d][0] for d in at))
+    before, after = at[0], len(shape) - at[-1] - 1
+    out = shape[:before] + list(bshape) + shape[at[-1] + 1:]
+    ops = [(out, strides[:before] + [0] * len(bshape) + strides[at[-1] + 1:])]
+    for d in at:
+        # broadcast (expand_outplace), then reshaped to the result's rank (reshape_indexer),
+        # whose strides for the new size-1 dims order the dims where the result has size 1
+        ishape, ist = items[d]
+        pad = len(bshape) - len(ishape)
+        ist = [0] * pad + [0 if n == 1 and b != 1 else s
+                           for n, b, s in zip(ishape, bshape[pad:], ist)]
+        new = [1] * before + list(bshape) + [1] * after
+        ops.append((out, [0 if n == 1 and m != 1 else st
+                          for n, m, st in zip(new, out, _view_strides(bshape, ist, new))]))
+    return out, ops
+
+
+
+
+def _view_strides(shape, strides, new):
+    """The strides torch's reshape gives (shape, strides) reshaped to ``new`` (c10's
+    computeStride, or C order where that finds no view and reshape copies)."""
+    shape, strides, new = list(shape), list(strides), list(new)
+    if not shape:
+        return [1] * len(new)
+    if 0 in shape:
+        return strides if shape == new else list(_c_strides(new))
+    out = [0] * len(new)
+    view_d, base, numel, view_numel = len(new) - 1, strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        numel *= shape[d]
+        if d == 0 or shape[d - 1] != 1 and strides[d - 1] != numel * base:
+            while view_d >= 0 and (view_numel < numel or new[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != numel:
+                return list(_c_strides(new))
+            if d > 0:
+                base, numel, view_numel = strides[d - 1], 1, 1
+    return out if view_d == -1 else list(_c_strides(new))
+
+
+def torch_index_strides(src, idx):
+    """The strides (in elements) torch's index gives ``src[idx]``: its TensorIterator's output
+    layout (TensorIterator.cpp reorder_dimensions over the operands of
+    :func:`_index_operands`, then allocate_or_resize_outputs): C order when the dims keep their
+    order, else dense in the order the operands' strides sort them (a stride of 0 says nothing,
+    equal strides put the smaller dim first)."""
+    out, ops = _index_operands(src, idx)
+    ndim = len(out)
+    perm = list(range(ndim - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        for _, st in ops:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if out[d0] > out[d1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = should_swap(perm[k], perm[j])
+            if c > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif c < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return _c_strides(out)
+    strides, step = [0] * ndim, 1
+    for d in perm:
+        strides[d] = step
+        step *= out[d]
+    return tuple(strides)
+
+
+def _in_torch_layout(src, idx, r):
+    """``r = src[idx]`` (NumPy's) laid out as torch's index lays it out
+    (:func:`torch_index_strides`), so that stride() and is_contiguous() agree: NumPy puts the
+    index's dims outermost (``x[:, [0, 2]]`` of a (3, 4, 5) x: (5, 15, 1), torch's (10, 5, 1)).
+    An index holding ints, Nones or bools (an index_put's, which torch applies as views first)
+    keeps NumPy's."""
+    if not all(isinstance(i, np.ndarray) or i is Ellipsis or i == slice(None) for i in idx):
+        return r
+    strides = torch_index_strides(src, idx)
+    if strides == strides_of(r):
+        return r
+    if r.size:
+        isz = r.itemsize
+        out = np.ndarray(r.shape, r.dtype, buffer=np.empty(r.size, r.dtype),
+                         strides=[st * isz for st in strides])
+    else:
+        out = _empty_view(r.shape, strides, r.dtype)
+    out[...] = r
+    return out
+
+
 class BasicIndex(ArrayFunction, name="SliceBackward0", view=True):
     """x[ints, slices, None, ...]: a view. Derivative: grad written into zeros at the slice."""
 
@@ -246,7 +379,7 @@ class AdvancedIndex(ArrayFunction, name="IndexBackward0", nondiff=INDEX_TENSORS)
         ctx.in_shape = x.shape
         # saved: freed by backward, and the tensors version-checked, as torch's indices
         ctx.save_for_backward(idx, *tensors)
-        return x[idx]
+        return _in_torch_layout(x, idx, x[idx])
 
     @staticmethod
     def backward(ctx, g):
