@@ -99,3 +99,82 @@ def test_index_strides_fuzzed_against_torch(torch):
         assert (t.shape, t.stride()) == (tuple(r.shape), r.stride()), (shape, perm, idx)
         checked += 1
     assert checked > 150
+
+
+# ---- 2. which error an out-of-range index raises -----------------------------------------------
+def _y(L, kind="plain"):
+    if kind == "leaf":
+        return L.zeros(2, 3, 4, 5, requires_grad=True)
+    if kind == "view":
+        return L.zeros(2, 3, 4, 5, requires_grad=True).clone()[:, :]
+    if kind == "t":
+        return L.zeros(2, 3, 5, 4).transpose(2, 3)
+    return L.zeros(2, 3, 4, 5)
+
+
+_VALUES = {
+    "number": lambda L: 1.0,
+    "one": lambda L: L.ones(1),
+    "wrong shape": lambda L: L.ones(3),
+    "wrong dtype": lambda L: L.ones(1, dtype=L.float64),
+    "requires grad": lambda L: L.ones(1, requires_grad=True),
+}
+_OUT_OF_RANGE = [(0, slice(None), [5], 1), (0, slice(None), [-5], 1), (slice(None), [5]),
+                 (0, slice(None), [5, 0]), (Ellipsis, [9]), ([5], slice(None), [0]),
+                 ([0], [3]), ([1, 0], [0, 7])]
+
+
+@pytest.mark.parametrize("kind", ["plain", "leaf", "view", "t"])
+@pytest.mark.parametrize("value", list(_VALUES))
+@pytest.mark.parametrize("index", _OUT_OF_RANGE, ids=str)
+def test_setitem_checks_an_arrays_range_last(torch, kind, value, index):
+    """torch's index_put_ reads an integer array's values in its kernel: a leaf, a value of
+    another dtype or of a shape that does not fit raise their RuntimeError first; the IndexError
+    comes only when nothing else is wrong."""
+    def f(L):
+        _y(L, kind)[index] = _VALUES[value](L)
+    ours, theirs = caught(tg, f), caught(torch, f)
+    assert type(ours).__name__ == type(theirs).__name__, (ours, theirs)
+    if isinstance(theirs, IndexError):
+        assert "out of bounds for dimension" in str(ours) and "with size" in str(ours)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.zeros(0, 3)[:, [5]],
+    lambda L: L.zeros(3, 4)[[5], :0],
+    lambda L: L.zeros(3, 4, requires_grad=True)[[5], :0],
+    lambda L: L.zeros(0, 3).__setitem__((slice(None), [5]), 1.0),
+    lambda L: L.zeros(2, 0, 3)[[1], :, [7]],
+    lambda L: L.zeros(2, 0, 3).index_put_((L.tensor([1]), L.tensor([], dtype=L.int64)),
+                                          L.tensor(1.0)),
+])
+def test_an_index_that_reads_nothing_is_not_checked(torch, make):
+    """An index kernel over no elements reads no index value: no error, as torch."""
+    assert caught(torch, make) is None
+    assert caught(tg, make) is None
+    r = make(tg)
+    if r is not None:
+        assert r.shape == tuple(make(torch).shape)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.zeros(0, 3)[[5]],
+    lambda L: L.zeros(0, 3)[[0, 0], [1, 1]],
+    lambda L: L.zeros(2, 0, 3)[:, [0, 0], 1:],
+    lambda L: L.zeros(0, 3).index_put_((L.tensor([5]),), L.tensor(1.0)),
+    lambda L: L.zeros(3, 4)[[1, 2], [7, -9]],
+    lambda L: L.zeros(3, 4)[[-4, -9]],
+    lambda L: L.zeros(3, 4).index_put_((L.tensor([5]),), L.tensor(1.0), accumulate=True),
+    lambda L: L.zeros(3, 4).index_put_((L.tensor([5]),), L.ones(3)),
+    lambda L: L.zeros(3, 4).index_put_((L.tensor([5]),), L.ones(1, 4, dtype=L.float64)),
+    lambda L: L.zeros(3, 4).index_select(1, L.tensor([9])),
+    lambda L: L.zeros(2, 3, 4).index_select(1, L.tensor([-9, 0])),
+    lambda L: L.zeros(2, 3, 4).index_select(2, L.tensor([9])),
+    lambda L: L.zeros(3, 4).index_select(0, L.tensor([9])),
+])
+def test_out_of_range_indexes_raise_torchs_type(torch, make):
+    """A dim of size 0 indexed raises at once; otherwise the first bad value, after the value's
+    checks; index_select along dim 1 raises torch's RuntimeError, IndexError along the others."""
+    ours, theirs = caught(tg, make), caught(torch, make)
+    assert theirs is not None
+    assert type(ours).__name__ == type(theirs).__name__, (ours, theirs)

@@ -41,12 +41,12 @@ def warn_byte_mask():
                   "tapegrad.bool instead.", UserWarning, stacklevel=user_stacklevel())
 
 
-def convert_index(index, shape, warn=True, ints_first=True):
+def convert_index(index, shape, warn=True):
     """Turn a user index into a NumPy index; returns (np_index, basic, steps): for a basic index,
     the views torch records for it (:func:`_basic_steps`), else None. A uint8 tensor or array
     is a mask, as torch reads it, with torch's deprecation UserWarning (when ``warn``) for one
-    of at least one dim. An advanced index is laid out as torch's (:func:`ints_first_index`)
-    unless ``ints_first`` is False (it writes the same positions: enough for a masked fill)."""
+    of at least one dim. An advanced index is NumPy's (:func:`ints_first_index` lays it out as
+    torch's), its integer arrays not yet checked for range (:func:`check_index_range`)."""
     single_slice = isinstance(index, slice)
     if not isinstance(index, tuple):
         index = (index,)
@@ -96,7 +96,7 @@ def convert_index(index, shape, warn=True, ints_first=True):
         out.append(Ellipsis)
     idx = tuple(out)
     if not basic:
-        return ints_first_index(idx, shape) if ints_first else idx, False, None
+        return idx, False, None
     return idx, True, _basic_steps(idx, shape, single_slice)
 
 
@@ -199,14 +199,60 @@ def _check_bounds(items, shape):
             dim += item.ndim
             continue
         size = shape[dim]
-        if isinstance(item, (int, np.integer)):
-            if not -size <= item < size:
-                raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
-        elif isinstance(item, np.ndarray) and item.size:
-            if item.max() >= size or item.min() < -size:
-                bad = item.max() if item.max() >= size else item.min()
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+        # (an integer array's range is checked later, by check_index_range)
+        if isinstance(item, (int, np.integer)) and not -size <= item < size:
+            raise IndexError(f"index {item} is out of bounds for dimension {dim} with size {size}")
         dim += 1
+
+
+def _walk(idx, shape):
+    """(item, the input's dim it reads) for each integer array of NumPy index ``idx``."""
+    consumed = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else
+                   0 if i is None or i is Ellipsis or isinstance(i, bool) else 1 for i in idx)
+    dim = 0
+    for item in idx:
+        if item is Ellipsis:
+            dim += len(shape) - consumed
+        elif isinstance(item, np.ndarray):
+            if item.dtype != np.bool_:
+                yield item, dim
+            dim += item.ndim if item.dtype == np.bool_ else 1
+        elif item is not None and not isinstance(item, bool):
+            dim += 1
+
+
+def in_range(idx, shape):
+    """``idx`` with each integer array's values replaced by zeros (where its dim has elements):
+    an index that selects the same shape, for the checks torch makes before it reads the
+    values."""
+    bad = {id(a) for a, d in _walk(idx, shape) if shape[d]}
+    return tuple(np.zeros(i.shape, np.intp) if id(i) in bad else i for i in idx)
+
+
+def check_index_range(idx, shape, op):
+    """IndexError for an integer array of NumPy index ``idx`` (on ``shape``) with a value out of
+    range, as torch's index kernels raise it: last, after every other check of the op, and only
+    when the op reads or writes an element (``x[:, [5]]`` of a (0, 3) x is an empty result); an
+    index into a dim of size 0 always. Returns the index to use: ``idx``, or one in range
+    (:func:`in_range`) where nothing is read."""
+    safe = None
+    for item, dim in _walk(idx, shape):
+        size = shape[dim]
+        if not item.size:
+            continue
+        if not size:
+            raise IndexError(f"index {item.flat[0]} is out of bounds for dimension {dim} with size "
+                             f"0 ({op})")
+        out = (item >= size) | (item < -size)
+        if out.any():
+            if safe is None:
+                safe = in_range(idx, shape)
+                if not np.broadcast_to(np.empty((), bool), shape)[safe].size:
+                    return safe
+            bad = item.flat[int(np.flatnonzero(out)[0])]
+            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size} "
+                             f"({op})")
+    return idx
 
 
 def _index_operands(src, idx):
@@ -434,7 +480,7 @@ class IndexPutAccumulate(ArrayFunction, name="IndexPutBackward0", nondiff=range(
 def getitem(self, index):
     """``tensor[index]`` as in torch: ints, slices, None, Ellipsis, bool masks, integer tensors and
     lists. IndexError (naming the dim and size) for an out-of-range index."""
-    idx, basic, steps = convert_index(index, self._data.shape, ints_first=False)
+    idx, basic, steps = convert_index(index, self._data.shape)
     out = self
     if not basic:
         # torch's order: the ints, slices, Nones (and a bool as a new dim) as views first, then
@@ -445,6 +491,7 @@ def getitem(self, index):
         out = view.apply(out, arg)
     if basic:
         return out
+    idx = check_index_range(idx, out._data.shape, "index")
     return AdvancedIndex.apply(out, idx, *index_tensors(index))
 
 

@@ -31,8 +31,8 @@ from ..autograd.graph import (FREED, AccumulateGrad, Node, bump, new_version_cou
 from . import pointwise as P
 from ._registry import op
 from ._util import Tensor, _make, _zeros_of, broadcast_error, check_operand, dims, promote
-from .indexing import (AdvancedIndex, convert_index, has_byte_mask, index_tensors,
-                       ints_first_index, warn_byte_mask)
+from .indexing import (AdvancedIndex, check_index_range, convert_index, has_byte_mask,
+                       in_range, index_tensors, ints_first_index, warn_byte_mask)
 from .linalg import Addmm, AddmmScaled, check_addmm
 from .reduction import Cumsum
 
@@ -843,7 +843,7 @@ def setitem(self, index, value):
     made under no_grad/inference mode or an output of split/chunk/unbind written with grad mode
     on by a value that requires grad, an inference tensor outside inference_mode(), an expanded
     (read-only) self, a value overlapping self's memory."""
-    idx, basic, _ = convert_index(index, self._data.shape, warn=False, ints_first=False)
+    idx, basic, _ = convert_index(index, self._data.shape, warn=False)
     byte_mask = has_byte_mask(index)
     if not isinstance(value, Tensor):
         if isinstance(value, (list, tuple, np.ndarray)):
@@ -857,8 +857,6 @@ def setitem(self, index, value):
                 raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
                                    "dtype unsigned char (tensor[mask] = value: pass mask.bool())")
             warn_byte_mask()
-        if not fill:
-            idx = ints_first_index(idx, self._data.shape)
         if not fill and isinstance(value, Tensor) and value._data.dtype != self._data.dtype:
             raise _index_put_dtype_error(self, value)
         if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
@@ -869,7 +867,9 @@ def setitem(self, index, value):
         if not fill:
             # index_put refuses a value in the written memory at all, even all of it (x[m] = x)
             _check_overlap(self, (value,), "__setitem__", allow_full=False)
-        _check_index_put_shape(self, idx, value)
+        shape_idx = in_range(idx, self._data.shape)
+        _check_index_put_shape(
+            self, shape_idx if fill else ints_first_index(shape_idx, self._data.shape), value)
     recording = _state.record and (
         self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not recording:
@@ -878,8 +878,10 @@ def setitem(self, index, value):
         try:
             if self._extra is not None and self._no_version():
                 # (torch's shape error comes first: try the write on a copy of the region)
-                np.array(self._data[idx])[...] = v
+                np.array(self._data[in_range(idx, self._data.shape)])[...] = v
                 _check_inference_write(self, "__setitem__")
+            if not basic:
+                idx = _written_index(idx, self._data.shape, fill)
             self._data[idx] = v
         except ValueError:
             target = self._data[idx].shape
@@ -909,10 +911,19 @@ def setitem(self, index, value):
     check_writable(self, "__setitem__", (value,))
     if not isinstance(value, Tensor):
         value = _make(np.asarray(value, dtype=self._data.dtype))
+    idx = _written_index(idx, self._data.shape, fill)
     old = _alias(self)
     r = IndexPut.apply(old, value, idx, *index_tensors(index))
     _check_inference_write(self, "__setitem__")
     _write_and_rebase(self, old, r)
+
+
+def _written_index(idx, shape, fill):
+    """The advanced index ``self[idx] = value`` writes, once every other check passed: its range
+    checked (last, as torch's kernel checks it), laid out as torch's unless written by
+    masked_fill (the same positions)."""
+    idx = check_index_range(idx, shape, "index_put_")
+    return idx if fill else ints_first_index(idx, shape)
 
 
 def _checked_number(self, value):

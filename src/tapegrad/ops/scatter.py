@@ -32,7 +32,8 @@ from ._util import (
     promote,
     to_float,
 )
-from .indexing import AdvancedIndex, Alias, convert_index
+from .indexing import (AdvancedIndex, Alias, check_index_range, convert_index, in_range,
+                       ints_first_index)
 from .inplace import IndexPut, copy_, inplace, masked_fill
 from .pointwise import where
 from .reduction import ReverseCumsum, _cast_for_dtype
@@ -681,7 +682,8 @@ def _index_put_args(fn, input, indices, values):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_name(input._data)} for the destination and {_name(values._data)} "
                            f"for the source.")
-    target = np.broadcast_to(np.empty((), bool), shape)[idx].shape
+    target = np.broadcast_to(np.empty((), bool), shape)[ints_first_index(in_range(idx, shape),
+                                                                          shape)].shape
     vshape = values._data.shape
     try:
         ok = np.broadcast_shapes(vshape, target) == target
@@ -690,7 +692,7 @@ def _index_put_args(fn, input, indices, values):
     if not ok:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be "
                            f"broadcast to indexing result of shape {list(target)}")
-    return idx, tuple(indices)
+    return ints_first_index(check_index_range(idx, shape, fn), shape), tuple(indices)
 
 
 @op("index_put")

@@ -174,8 +174,9 @@ def index_select(input, dim, index):
         TypeError: ``index`` is not a Tensor (a list, a NumPy array), as torch.
         IndexError: ``dim`` out of range [-ndim, ndim - 1] (ndim at least 1); an index of more
             than one dim ("Index is supposed to be a vector"); an index < 0 or >= the dim's size
-            ("index out of range in self"), as torch.
-        RuntimeError: ``index`` neither int64 nor int32, as torch.
+            ("index out of range in self"), as torch, except along dim 1:
+        RuntimeError: an index out of range along dim 1 of an input of at least 2 dims (torch's
+            kernel for that dim checks it so); ``index`` neither int64 nor int32, as torch.
     A 0-d input takes a one-element index only (RuntimeError for more, as torch). Divergence
     from torch: that result has shape (1,) here; torch returns a 0-d tensor."""
     idx = _index_array(index, "index_select", ("int64", "int32"),
@@ -187,5 +188,10 @@ def index_select(input, dim, index):
     axis = _wrap_dim(dim, max(x.ndim, 1), "index_select")
     size = x.shape[axis] if x.ndim else 1
     if idx.size and (idx.min() < 0 or idx.max() >= size):
+        if axis == 1 and x.ndim > 1:
+            bad = idx[(idx < 0) | (idx >= size)][0]
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size} "
+                               f"(index_select along dim 1: index {bad} is out of range for its "
+                               f"size {size})")
         raise IndexError("index out of range in self")
     return IndexSelect.apply(input, axis, index)
