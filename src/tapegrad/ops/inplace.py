@@ -900,13 +900,16 @@ def setitem(self, index, value):
         if self._extra is not None or self._base is not None:
             _view_creation_to_target(self, target, value)
     if basic:
-        view = target
         if isinstance(value, Tensor):
-            copy_(view, value)
+            _copy_to(target, value)
         else:
             # torch wraps the number as a 0-d tensor of self's dtype and fills with that
             # (FillBackward3, its value shown as (None, 0) in next_functions)
-            fill_(view, _make(np.asarray(value, dtype=self._data.dtype)))
+            fill_(target, _make(np.asarray(value, dtype=self._data.dtype)))
+        if target is not self:
+            # self reads the storage just written through a view of it: its history is
+            # regenerated now, as torch's is when its grad_fn is next read
+            refresh_if_stale(self)
         return
     check_writable(self, "__setitem__", (value,))
     if not isinstance(value, Tensor):
@@ -916,6 +919,24 @@ def setitem(self, index, value):
     r = IndexPut.apply(old, value, idx, *index_tensors(index))
     _check_inference_write(self, "__setitem__")
     _write_and_rebase(self, old, r)
+
+
+def _copy_to(dst, src):
+    """``dst[...] = src`` for the region ``dst`` of a basic index, recorded as torch's copy_to
+    (TensorIndexing.h): copy_ (CopyBackwards) for a src of dst's shape, fill_ (FillBackward3)
+    for a 0-d one, else src's leading size-1 dims dropped by a view (ViewBackward0, made even
+    when there are none) and src expanded to dst's shape (ExpandBackward0, when it differs)
+    before the copy_."""
+    shape = src._data.shape
+    if shape == dst._data.shape:
+        return copy_(dst, src)
+    if not shape:
+        return fill_(dst, src)
+    k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+    src = src.view(shape[k:])
+    if src._data.shape != dst._data.shape:
+        src = src.expand(dst._data.shape)
+    return copy_(dst, src)
 
 
 def _written_index(idx, shape, fill):
