@@ -231,3 +231,85 @@ def test_setitem_records_torchs_nodes(torch, base_rg, view, value, index):
         except Exception as e:  # noqa: BLE001 - the type is compared
             return type(e).__name__
     assert f(tg) == f(torch)
+
+
+# ---- 4. as_strided ------------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda L: L.arange(12.0).as_strided((2, 2), (1, -1)),
+    lambda L: L.arange(12.0).as_strided((2, 2), (1, 1), -1),
+    lambda L: L.arange(12.0).reshape(3, 4).as_strided((4, 4), (4, 1)),
+    lambda L: L.arange(12.0).as_strided((2, 2), (1,)),
+    lambda L: L.arange(12.0).as_strided((-1, 2), (1, 1)),
+    lambda L: L.arange(12.0).as_strided((2, 2), (1, 1), 11),
+    lambda L: L.arange(12.0)[4:].as_strided((3, 3), (3, 1)),
+    lambda L: L.arange(6.0, requires_grad=True).expand(2, 6).as_strided((3, 3), (2, 1), 1),
+    lambda L: L.arange(12.0).as_strided((2.5, 2), (1, 1)),
+    lambda L: L.arange(12.0).as_strided(2, 1),
+    lambda L: L.arange(12.0, requires_grad=True).as_strided_((2,), (1,)),
+    lambda L: L.arange(12.0).as_strided_((20,), (1,)),
+    lambda L: L.arange(12.0).as_strided((3, 3), (0, 1)).mul_(2),
+])
+def test_as_strided_errors_are_torchs(torch, make):
+    """A negative stride or offset, a geometry past the storage's end (a view's offset counted
+    from its storage's start), mismatched lengths, a non-int size: torch's exception types; an
+    in-place write into overlapping elements is refused; as_strided_ of a leaf that requires
+    grad is the in-place leaf error."""
+    ours, theirs = caught(tg, make), caught(torch, make)
+    assert theirs is not None
+    assert type(ours).__name__ == type(theirs).__name__, (ours, theirs)
+    if "setStorage" in str(theirs) or "Negative strides" in str(theirs):
+        assert str(ours).startswith(str(theirs).split(" out of bounds")[0])
+
+
+def _strided_case(L, case):
+    a = L.arange(12.0, requires_grad=True)
+    if case == "of a view":
+        y = a[2:].as_strided((3, 3), (2, 1), 1)
+    elif case == "of a view, default offset":
+        y = a.reshape(3, 4)[1:].as_strided((2, 2), (1, 4))
+    elif case == "of a transpose":
+        y = a.reshape(3, 4).t().as_strided((2, 2), (0, 1), 3)
+    elif case == "of an expanded tensor":
+        y = (a * 1).expand(2, 12).as_strided((3, 3), (2, 1), 1)
+    elif case == "then a view":
+        y = a.as_strided((4, 3), (2, 1))[1:, ::2]
+    elif case == "written in place":
+        b = a * 1
+        b.as_strided((2, 2), (4, 1), 1).mul_(3)
+        y = b
+    elif case == "of a transposed clone, written in place":
+        b = a.reshape(3, 4).t().clone()
+        b.as_strided((2, 2), (1, 3), 1).mul_(2)
+        y = b
+    elif case == "in place":
+        y = (a * 1).as_strided_((2, 2), (1, 2), 1)
+    elif case == "in place on a view":
+        b = a * 1
+        y = b[1:]
+        y.as_strided_((3,), (2,), 0)
+        y.mul_(2)
+        y = b
+    w = L.arange(float(y.numel())).reshape(tuple(y.shape))
+    (g,) = L.autograd.grad((y * y * w).sum(), a, create_graph=True)
+    (gg,) = L.autograd.grad((g * L.arange(12.0)).sum(), a, allow_unused=True)
+    return [y.tolist(), tuple(y.shape), y.stride(), y.storage_offset(), node_chain(y), g.tolist(),
+            None if gg is None else gg.tolist()]
+
+
+@pytest.mark.parametrize("case", [
+    "of a view", "of a view, default offset", "of a transpose", "of an expanded tensor",
+    "then a view", "written in place", "of a transposed clone, written in place", "in place",
+    "in place on a view"])
+def test_as_strided_as_torch(torch, case):
+    """Values, geometry (storage_offset included), node chain and gradients (overlaps summed,
+    an overlapping input averaged; second order too) as torch's."""
+    assert _strided_case(tg, case) == _strided_case(torch, case)
+
+
+def test_a_regenerated_view_and_as_strided_share_one_node_class():
+    """A view whose base was written in place reads it through the class as_strided records."""
+    b = tg.arange(6.0, requires_grad=True) * 1
+    v = b[1:]
+    b.mul_(2)
+    v + 0   # (a use regenerates it)
+    assert type(v.grad_fn) is type(b.as_strided((2,), (1,), 1).grad_fn)

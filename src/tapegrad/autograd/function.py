@@ -491,14 +491,14 @@ def _untracked_view(view, base):
         view._extra = None
 
 
-# [the Function refresh_view records]: ops.inplace's AsStridedView
+# [the Function refresh_view records]: ops.inplace's AsStridedView (as_strided)
 AS_STRIDED = [None]
 
 
 def refresh_view(view):
     """A view whose storage was written through its base (or a sibling view) since its history
-    was recorded gets a fresh history: its view ops re-applied to the base as it is now (torch
-    regenerates a view's grad_fn the same way). Without it, the view's gradient would skip the
+    was recorded gets a fresh history: its geometry in the base's storage taken again from the
+    base as it is now, by as_strided (torch regenerates a view's grad_fn the same way). Without it, the view's gradient would skip the
     in-place op."""
     base = view._base
     if base._requires_grad and _state.record and not (
@@ -510,7 +510,10 @@ def refresh_view(view):
         for cls, extra in chain:
             if getattr(cls, "multi_output_view", False):
                 cls.apply(base, *extra)
-        v = AS_STRIDED[0].apply(base, chain)
+        a, b = view._data, base._data
+        v = AS_STRIDED[0].apply(base, a.shape, tuple(st // a.itemsize for st in a.strides),
+                                (a.__array_interface__["data"][0] -
+                                 b.__array_interface__["data"][0]) // a.itemsize)
         view._set_history(v.grad_fn, v._output_nr)
         view._requires_grad = v._requires_grad
     view._view_version = view._vc.v

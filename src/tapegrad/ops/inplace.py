@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import overflow_error, overflows, wrapped
+from .._memory_format import dense_layout
 from ..autograd.engine import call_node
 from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_error,
                                   refresh_if_stale, refresh_view)
@@ -308,6 +309,12 @@ class CopySlices(ArrayFunction, name="CopySlices"):
     @staticmethod
     def forward(ctx, base, view_values, chain):
         ctx.chain = chain
+        # an as_strided step reads memory positions: replayed on arrays laid out as the base
+        # (torch's new_empty_strided(base.sizes(), base.strides())), outermost dim first
+        ctx.order = None
+        if any(cls is AsStridedView for cls, _ in chain) and dense_layout(base):
+            order = sorted(range(base.ndim), key=lambda d: -base.strides[d])
+            ctx.order = order if order != sorted(order) else None
         return base
 
     @staticmethod
@@ -315,6 +322,10 @@ class CopySlices(ArrayFunction, name="CopySlices"):
         fn = ctx.fn
         if ctx._saved is FREED:     # (torch's CopySlices drops fn once a backward freed it)
             raise freed_error(ctx)
+        order = ctx.order
+        if order is not None:
+            back = tuple(np.argsort(order))
+            g = g.permute(*order).contiguous().permute(*back)
         gv = g
         for cls, extra in ctx.chain:
             gv = cls.apply(gv, *extra)
@@ -323,11 +334,13 @@ class CopySlices(ArrayFunction, name="CopySlices"):
         # -0 and NaN included, outside it), its values written into the region of zeros through
         # the same views (recorded as a CopySlices itself under create_graph)
         keep = np.ones(g._data.shape, bool)
+        if order is not None:
+            keep = np.ones([g._data.shape[d] for d in order], bool).transpose(back)
         region = keep
         for cls, extra in ctx.chain:
             region = cls.forward(NULL_CTX, region, *extra)
         region[...] = False
-        inside = _make(np.zeros(g._data.shape, g._data.dtype))
+        inside = _make(np.zeros_like(keep, g._data.dtype))
         if res[0] is not None:
             v = inside
             for cls, extra in ctx.chain:
@@ -355,28 +368,187 @@ CopySlices._backward_cls._shown = _copy_slices_shown
 CopySlices._backward_cls.name = lambda self: "torch::autograd::CopySlices"
 
 
+class _Interface:
+    """An object NumPy reads as an array (``__array_interface__``) keeping ``base`` alive."""
+
+    def __init__(self, interface, base):
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _strided(arr, size, stride, offset, writeable):
+    """A NumPy view of the memory under ``arr`` (no copy): ``size``, ``stride`` (in elements)
+    starting ``offset`` elements from arr's first element (negative: before it, inside its
+    storage; the caller checked the bounds)."""
+    isz = arr.itemsize
+    return np.asarray(_Interface({
+        "shape": tuple(size), "strides": tuple(st * isz for st in stride),
+        "typestr": arr.__array_interface__["typestr"], "version": 3,
+        "data": (arr.__array_interface__["data"][0] + offset * isz, not writeable)}, arr))
+
+
+def _maybe_overlapping(size, stride):
+    """torch's _maybe_overlapping_memory: whether some element of the geometry may share its
+    memory with another (a stride of 0 on any dim counts)."""
+    reach = 0
+    for st, n in sorted(zip(stride, size)):
+        if st <= reach:
+            return True
+        reach += st * (n - 1)
+    return False
+
+
+def _storage_size(size, stride, offset):
+    """torch's _min_storage_size: the elements a storage needs for the geometry."""
+    if 0 in size:
+        return offset
+    return offset + 1 + sum((n - 1) * st for n, st in zip(size, stride))
+
+
+def _positions(size, stride, offset):
+    """The storage position of each element of the geometry, as an array of ``size``."""
+    pos = np.full(tuple(size), offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        pos += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - d - 1))
+    return pos
+
+
 class AsStridedView(ArrayFunction, name="AsStridedBackward0", view=True):
-    """A view re-derived from its base after an in-place write (autograd.function.refresh_view),
-    recorded as torch regenerates its grad_fn: one AsStridedBackward0 over the base. Arguments:
-    the base and the view's chain of views. Gradient (derivatives.yaml as_strided,
-    as_strided_backward): zeros of the base's shape with grad written into the view's region."""
+    """x.as_strided(size, stride, offset): a view of x's storage (``offset`` counted from x's
+    first element). Also the node autograd.function.refresh_view records for a view whose base
+    was written in place (as torch regenerates that view's grad_fn). Gradient (derivatives.yaml
+    as_strided: as_strided_backward): grad laid into zeros of a storage that holds both x's
+    geometry and the view's (summed where the view's elements overlap), read back through x's
+    geometry (averaged over the elements of x that share a location)."""
 
     @staticmethod
-    def forward(ctx, base, chain):
-        ctx.chain, ctx.shape = chain, base.shape
-        v = base
-        for cls, extra in chain:
-            v = cls.forward(NULL_CTX, v, *extra)
-        return v
+    def forward(ctx, x, size, stride, offset):
+        ctx.geometry = (x.shape, tuple(st // x.itemsize for st in x.strides), size, stride,
+                        offset)
+        return _strided(x, size, stride, offset, not _maybe_overlapping(size, stride))
 
     @staticmethod
     def backward(ctx, g):
-        inside = _make(np.zeros(ctx.shape, g._data.dtype))
-        v = inside
-        for cls, extra in ctx.chain:
-            v = cls.apply(v, *extra)
-        v.copy_(g)
-        return inside, None
+        in_size, in_stride, size, stride, offset = ctx.geometry
+        # both offsets from the first location either geometry reads
+        in_off, out_off = max(-offset, 0), max(offset, 0)
+        n = max(_storage_size(in_size, in_stride, in_off), _storage_size(size, stride, out_off))
+        storage = _make(np.zeros(n, g._data.dtype))
+        if _maybe_overlapping(size, stride):
+            storage = storage.index_add(0, _make(_positions(size, stride, out_off).ravel()),
+                                        g.reshape(-1))
+        else:
+            AsStridedView.apply(storage, size, stride, out_off).copy_(g)
+        if _maybe_overlapping(in_size, in_stride):
+            count = np.zeros(n, g._data.dtype)
+            np.add.at(count, _positions(in_size, in_stride, in_off).ravel(), 1)
+            storage = storage / _make(count)
+        return AsStridedView.apply(storage, in_size, in_stride, in_off), None, None, None
+
+
+def _storage(x):
+    """(first location, number of elements) of the storage under tensor ``x``: its root base's
+    memory (as it was before an as_strided_), from its lowest address."""
+    r = (x._base if x._base is not None else x)._data
+    while isinstance(r.base, _Interface):     # (a tensor that as_strided_ restrided)
+        r = r.base.base
+    lo = r.__array_interface__["data"][0] + sum(
+        (n - 1) * st for n, st in zip(r.shape, r.strides) if st < 0)
+    span = (1 + sum((n - 1) * abs(st) // r.itemsize for n, st in zip(r.shape, r.strides))
+            if r.size else 0)
+    return lo, span
+
+
+@op("storage_offset", namespace=False)
+def storage_offset(self):
+    """The position of the first element in the storage shared with the tensor's base, in
+    elements (0 for a tensor that is not a view, as torch)."""
+    lo, _ = _storage(self)
+    return (self._data.__array_interface__["data"][0] - lo) // self._data.itemsize
+
+
+def _int_list(v, fn, arg, pos):
+    if isinstance(v, Tensor) or not isinstance(v, (tuple, list)) or not all(
+            isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in v):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, "
+                        f"not {type(v).__name__}")
+    return tuple(int(i) for i in v)
+
+
+def _as_strided_args(input, size, stride, storage_offset, fn):
+    """(size, stride, offset from input's first element) of ``fn``, after torch's checks."""
+    size = _int_list(size, fn, "size", 1)
+    stride = _int_list(stride, fn, "stride", 2)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape ({fn}: size has "
+                           f"{len(size)} dims, stride {len(stride)})")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)} ({fn}: a negative size)")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    here = input.storage_offset()
+    offset = here if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    _, span = _storage(input)
+    need = _storage_size(size, stride, offset)
+    if 0 not in size and need > span:
+        isz = input._data.itemsize
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {isz} requiring a storage size of {need * isz} are out of bounds for "
+            f"storage of size {span * isz}")
+    return size, stride, offset - here
+
+
+@op("as_strided")
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage (shared with its base) with the given ``size`` and ``stride``
+    (tuples of ints, in elements), its first element ``storage_offset`` elements from the
+    storage's start (default: ``input.storage_offset()``). Elements may overlap (a stride of 0,
+    windows); such a view is read-only (an in-place write raises, as torch). Result: ``size``,
+    input's dtype.
+
+    Derivative (derivatives.yaml as_strided: as_strided_backward; AsStridedBackward0): the
+    gradient laid out in a zeroed storage through the view's geometry, summed where the view's
+    elements overlap, read back through input's geometry.
+
+    Raises:
+        TypeError: size or stride not a tuple or list of ints.
+        RuntimeError: size and stride of different lengths; a negative size, stride or
+            storage_offset; a view (with elements) reaching past the storage's end (torch's
+            setStorage error, in bytes)."""
+    return AsStridedView.apply(input, *_as_strided_args(input, size, stride, storage_offset,
+                                                         "as_strided"))
+
+
+class AsStridedInPlace(AsStridedView, name="AsStridedBackward1", view=False):
+    """as_strided_: the tensor itself takes the new geometry. Gradient: as_strided's."""
+
+
+@op("as_strided_")
+def as_strided_(input, size, stride, storage_offset=None):
+    """In-place :func:`as_strided`: ``input`` itself takes the geometry (its values are those of
+    its storage there), its version bumped; returns it. AsStridedBackward1 over its history, as
+    torch. Raises as :func:`as_strided`, and RuntimeError for a leaf that requires grad (grad
+    mode on)."""
+    geometry = _as_strided_args(input, size, stride, storage_offset, "as_strided_")
+    check_writable(input, "as_strided_")
+    refresh_if_stale(input)
+    if _state.record and input._requires_grad:
+        r = AsStridedInPlace.apply(_alias(input), *geometry)
+        input._set_history(r.grad_fn, r._output_nr)
+        arr = r._data
+    else:
+        arr = AsStridedView.forward(NULL_CTX, input._data, *geometry)
+    input._data = arr
+    if input._base is not None:
+        # (its chain, replayed on its base's gradient, now ends with the new geometry)
+        input._view_chain += ((AsStridedView, geometry),)
+    bump(input)
+    return input
 
 
 _function_module.AS_STRIDED[0] = AsStridedView

@@ -114,6 +114,18 @@ def s_unfold(make, dt):
             S(make(4, 3).T, (1, 3, 1), name="noncontig")]
 
 
+def s_as_strided(make, dt):
+    return [S(make(12), ((3, 3), (2, 1), 1), name="overlapping_windows_offset"),
+            S(make(3, 4), ((2, 2), (4, 1)), name="default_offset"),
+            S(make(3, 4), ((2, 2, 2), (1, 4, 0), 2), name="stride0"),
+            S(make(3, 4), ((4, 3), (1, 4)), name="transposed"),
+            S(make(4, 3).T, ((2, 3), (1, 3), 1), name="noncontig"),
+            S(make(6), ((), (), 5), name="0d"),
+            S(make(6), ((0, 2), (1, 1), 20), name="empty_offset_past_end"),
+            S(make(12), (), {"size": [2, 3], "stride": [3, 1], "storage_offset": 2},
+              name="kwargs")]
+
+
 def _atleast_rows():
     # (the torch wrapper takes one tensor, several, or one list, as the samples give them)
     return [OpInfo(n, sample_inputs_func=s_atleast) for n in
@@ -135,6 +147,8 @@ rows = [
     # (torch records UniqueConsecutiveBackward0 without a derivative: tested in the test file)
     OpInfo("unique_consecutive", sample_inputs_func=s_unique_consecutive, supports_grad=False),
     OpInfo("unfold", method="unfold", sample_inputs_func=s_unfold),
+    # (its errors, a view's input, as_strided_: tests/test_index_faithful.py)
+    OpInfo("as_strided", sample_inputs_func=s_as_strided),
 ]
 
 # (op name, sample name or None) -> why the node name differs from torch's
