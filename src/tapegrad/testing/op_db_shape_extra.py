@@ -149,6 +149,10 @@ rows = [
     OpInfo("unfold", method="unfold", sample_inputs_func=s_unfold),
     # (its errors, a view's input, as_strided_: tests/test_index_faithful.py)
     OpInfo("as_strided", sample_inputs_func=s_as_strided),
+    # (on a clone: the in-place form restrides its input)
+    OpInfo("as_strided_", sample_inputs_func=s_as_strided,
+           op=lambda x, *a, **k: x.clone().as_strided_(*a, **k),
+           torch_op=lambda torch: lambda x, *a, **k: x.clone().as_strided_(*a, **k)),
 ]
 
 # (op name, sample name or None) -> why the node name differs from torch's
