@@ -101,6 +101,38 @@ def test_index_strides_fuzzed_against_torch(torch):
     assert checked > 150
 
 
+
+def _value_grad(L, case):
+    x = L.arange(60.0).reshape(3, 4, 5)
+    if case == "permuted setitem":
+        v = L.ones(5, 3, 2, requires_grad=True)
+        b = L.zeros(3, 4, 5, requires_grad=True).clone()
+        b.permute(2, 0, 1)[:, :, [0, 2]] = v
+    elif case == "setitem apart":
+        v = L.ones(2, 4, requires_grad=True)
+        b = L.zeros(3, 4, 5, requires_grad=True).clone()
+        b[[0, 1], :, [1, 2]] = v
+    elif case == "transposed mul_":
+        v = L.ones(5, 4, 3, requires_grad=True)
+        b = L.zeros(3, 4, 5, requires_grad=True).clone()
+        b.permute(2, 1, 0).mul_(v)
+    elif case == "index of a permuted tensor, create_graph":
+        v = L.arange(60.0, requires_grad=True).reshape(3, 4, 5)
+        y = v.permute(2, 0, 1)[:, [1, 2]]
+        (gx,) = L.autograd.grad((y * y).sum(), v, create_graph=True)
+        (g,) = L.autograd.grad(gx.sum(), y)
+        return g.stride(), g.tolist()
+    (g,) = L.autograd.grad((b * x).sum(), v)
+    return g.stride(), g.tolist()
+
+
+@pytest.mark.parametrize("case", ["permuted setitem", "setitem apart", "transposed mul_",
+                                  "index of a permuted tensor, create_graph"])
+def test_gradients_through_indexes_have_torchs_strides(torch, case):
+    """The gradients of a value written through a view (torch's CopySlices hands the in-place
+    op a contiguous copy of the view's gradient) and of an index's result."""
+    assert _value_grad(tg, case) == _value_grad(torch, case)
+
 # ---- 2. which error an out-of-range index raises -----------------------------------------------
 def _y(L, kind="plain"):
     if kind == "leaf":

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import overflow_error, overflows, wrapped
-from .._memory_format import dense_layout
+from .._memory_format import contiguous_format, dense_layout
 from ..autograd.engine import call_node
 from ..autograd.function import (NULL_CTX, ArrayFunction, forward_error, freed_error,
                                   refresh_if_stale, refresh_view)
@@ -329,7 +329,9 @@ class CopySlices(ArrayFunction, name="CopySlices"):
         gv = g
         for cls, extra in ctx.chain:
             gv = cls.apply(gv, *extra)
-        res = call_node(fn, [gv])
+        # fn sees a contiguous copy of the view's gradient, as torch's CopySlices passes it (the
+        # layout of the gradients fn gives its other inputs follows)
+        res = call_node(fn, [gv.clone(memory_format=contiguous_format)])
         # grad with the region replaced: a where over the region's mask (grad's own values,
         # -0 and NaN included, outside it), its values written into the region of zeros through
         # the same views (recorded as a CopySlices itself under create_graph)
