@@ -45,6 +45,9 @@ LAYOUTS = [
     lambda L: _x(L, (4, 3))[[[2], [2]], ...],
     lambda L: _x(L, (4, 2, 1, 2), (3, 1, 2, 0))[1::2, [1, 1], None, ...],
     lambda L: _x(L, (3, 4, 5)).expand(2, 3, 4, 5)[:, :, [0, 3]],
+    # operands of one shape, all contiguous (no elements): TensorIterator's fast setup, C order
+    lambda L: _x(L, (3, 1))[_mask(L, [0, 0, 0]), ...],
+    lambda L: _x(L, (2, 3))[[0, 1]],
 ]
 
 

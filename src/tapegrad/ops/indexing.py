@@ -260,7 +260,7 @@ def _index_operands(src, idx):
     the source restrided, each index reshaped) as (shape, strides) in elements, result first
     (its shape). ``idx``: arrays, full slices, an Ellipsis (NumPy's, as AdvancedIndex reads)."""
     shape = list(src.shape)
-    strides = [s // src.itemsize for s in src.strides]
+    strides = list(strides_of(src))
     items = []
     for item in idx:
         if item is Ellipsis:
@@ -296,11 +296,36 @@ def _index_operands(src, idx):
         ist = [0] * pad + [0 if n == 1 and b != 1 else s
                            for n, b, s in zip(ishape, bshape[pad:], ist)]
         new = [1] * before + list(bshape) + [1] * after
-        ops.append((out, [0 if n == 1 and m != 1 else st
-                          for n, m, st in zip(new, out, _view_strides(bshape, ist, new))]))
+        ops.append((new, _view_strides(bshape, ist, new)))
     return out, ops
 
 
+
+
+def _contiguous(shape, strides):
+    """torch's is_contiguous for (shape, strides): C order, size-1 dims aside; any geometry of no
+    elements."""
+    if 0 in shape:
+        return True
+    step = 1
+    for n, st in zip(shape[::-1], strides[::-1]):
+        if n != 1:
+            if st != step:
+                return False
+            step *= n
+    return True
+
+
+def _dense(shape, strides):
+    """torch's is_non_overlapping_and_dense for (shape, strides)."""
+    if 0 in shape:
+        return True
+    step = 1
+    for st, n in sorted((st, n) for st, n in zip(strides, shape) if n != 1):
+        if st != step:
+            return False
+        step *= n
+    return True
 
 
 def _view_strides(shape, strides, new):
@@ -334,11 +359,20 @@ def torch_index_strides(src, idx):
     order, else dense in the order the operands' strides sort them (a stride of 0 says nothing,
     equal strides put the smaller dim first)."""
     out, ops = _index_operands(src, idx)
+    if all(shape == out for shape, _ in ops):
+        # (fast_set_up: operands of one shape, all contiguous, or all dense with one layout)
+        if all(_contiguous(out, st) for _, st in ops):
+            return _c_strides(out)
+        if all(_dense(out, st) and st == ops[0][1] for _, st in ops):
+            return tuple(ops[0][1])
+    # (compute_strides: a dim an operand broadcasts has stride 0)
+    ops = [[0 if n == 1 and m != 1 else st for n, m, st in zip(shape, out, sts)]
+           for shape, sts in ops]
     ndim = len(out)
     perm = list(range(ndim - 1, -1, -1))
 
     def should_swap(d0, d1):
-        for _, st in ops:
+        for st in ops:
             s0, s1 = st[d0], st[d1]
             if s0 == 0 or s1 == 0:
                 continue
