@@ -536,7 +536,8 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
     ``kernel``: the name of torch's floating-only kernel (rand, randn, normal), which refuses an
     ``out`` of another dtype with NotImplementedError. TypeError for a non-tensor ``out``;
     RuntimeError when ``out`` requires grad while ops are recorded (grad mode on, outside
-    inference mode: under ``no_grad()`` it may be written), and for ``requires_grad`` on a
+    inference mode: under ``no_grad()`` it may be written), when it is an inference tensor
+    outside inference mode (as an in-place write to it), and for ``requires_grad`` on a
     non-floating ``out``. ``warn_resize``: torch's deprecation UserWarning when an ``out`` with
     elements is resized (its ops warn; its factories do not). ``order``: a resized ``out``'s
     memory order (NumPy's: "K" keeps ``arr``'s)."""
@@ -546,6 +547,9 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
                                   f"'{_sname(out._data.dtype)}' ({name}(out=...) draws floating "
                                   f"values: give a floating out)")
+    if out._extra is not None:
+        from .ops.inplace import _check_inference_write  # (it imports this module)
+        _check_inference_write(out, name)
     if out.requires_grad and _grad_state.record:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad. (Write "

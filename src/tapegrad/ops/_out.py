@@ -18,7 +18,9 @@ torch's rules, followed for every such op (checked against torch in tests/test_o
   stricter or looser for some ops, listed below (:data:`EXACT_DTYPE`, :data:`CAT_DTYPE`,
   :data:`ANY_DTYPE`, :data:`FLOAT_KERNEL`); an index result's out must be int64.
 * An ``out`` sharing only part of its memory with an input: RuntimeError (torch's "unsupported
-  operation" error); the same tensor as an input is allowed.
+  operation" error); the same tensor as an input is allowed. An ``out`` whose elements share
+  memory (an expanded tensor), or an inference tensor outside inference mode: RuntimeError, as
+  an in-place write to it.
 
 Returns ``out``, or for several results torch's ``<name>_out`` named tuple of the outs.
 """
@@ -166,6 +168,7 @@ def call_out(fn, name, forms, args, kwargs, out):
     from .._factories import _write_out
     from .._tensor import Tensor
     from ..autograd.grad_mode import no_grad, state
+    from .inplace import _check_inference_write, check_storage_writable
     if forms is not None and not forms(args, kwargs):
         raise TypeError(f"{name}() received an invalid combination of arguments: this form of "
                         f"{name} takes no 'out' (torch's overload of it has none); call it "
@@ -194,6 +197,10 @@ def call_out(fn, name, forms, args, kwargs, out):
     if len(outs) != len(results):
         raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
     for o, r in zip(outs, results):
+        # (each out before any is written: _write_out checks an inference out again, for the
+        # factories)
+        check_storage_writable(o, name)
+        _check_inference_write(o, name)
         _check_dtype(name, r._data.dtype, o._data.dtype, exact=name in EXACT_DTYPE or
                      (several and r._data.dtype.kind == "i"))
         for t in inputs:

@@ -1,0 +1,66 @@
+"""Breaker's cases for ``out=`` (tapegrad.ops._out) and saved-tensor hooks, against torch 2.13:
+each case runs one program on both libraries and compares the error (type, and torch's message
+as the start of ours) or the result."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from torch_compare import same_error
+
+import tapegrad
+
+
+def _same_result(fn, torch):
+    """fn(tapegrad) and fn(torch) return tensors of the same values, dtype, shape and strides."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = fn(tapegrad), fn(torch)
+    ours = ours if isinstance(ours, (tuple, list)) else (ours,)
+    theirs = theirs if isinstance(theirs, (tuple, list)) else (theirs,)
+    for a, b in zip(ours, theirs, strict=True):
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        assert tuple(a.shape) == tuple(b.shape) and a.stride() == b.stride()
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+
+# ---- out= whose elements share memory (an expanded tensor) --------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda lib, o: lib.exp(lib.ones(3), out=o),
+    lambda lib, o: lib.add(lib.ones(3), 1, out=o),
+    lambda lib, o: lib.cat([lib.ones(1), lib.ones(2)], out=o),
+], ids=["exp", "add", "cat"])
+def test_expanded_out_refused(call, torch):
+    # torch: "more than one element of the written-to tensor refers to a single memory location"
+    # (tapegrad: NumPy's ValueError, read-only)
+    same_error(lambda lib: call(lib, lib.zeros(1).expand(3)), torch, prefix=True)
+
+
+# ---- out= an inference tensor, outside inference mode ------------------------------------------
+def test_inference_out_refused_outside_inference_mode(torch):
+    def fn(lib):
+        with lib.inference_mode():
+            o = lib.zeros(3)
+        lib.exp(lib.ones(3), out=o)
+    same_error(fn, torch, prefix=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, o: lib.zeros(3, out=o), lambda lib, o: lib.arange(3, out=o),
+    lambda lib, o: lib.randn(3, out=o), lambda lib, o: lib.linspace(0, 1, 3, out=o),
+    lambda lib, o: lib.max(lib.ones(2, 3), 1, out=(o, lib.empty(2, dtype=lib.long))),
+], ids=["zeros", "arange", "randn", "linspace", "max"])
+def test_inference_out_of_factories_refused(call, torch):
+    def fn(lib):
+        with lib.inference_mode():
+            o = lib.zeros(3)
+        call(lib, o)
+    same_error(fn, torch, prefix=True)
+
+
+def test_inference_out_written_inside_inference_mode(torch):
+    def fn(lib):
+        with lib.inference_mode():
+            o = lib.zeros(3)
+            return lib.exp(lib.ones(3), out=o)
+    _same_result(fn, torch)
