@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from torch_compare import same_error
+from torch_compare import caught, same_error
 
 import tapegrad
 
@@ -64,3 +64,40 @@ def test_inference_out_written_inside_inference_mode(torch):
             o = lib.zeros(3)
             return lib.exp(lib.ones(3), out=o)
     _same_result(fn, torch)
+
+
+# ---- dtype= fixes the result's dtype: out's must be it ----------------------------------------
+_DTYPE_OPS = {
+    "sum": lambda lib, **k: lib.sum(lib.ones(2, 3), 1, **k),
+    "prod": lambda lib, **k: lib.prod(lib.ones(2, 3), 1, **k),
+    "mean": lambda lib, **k: lib.mean(lib.ones(2, 3), 1, **k),
+    "nansum": lambda lib, **k: lib.nansum(lib.ones(2, 3), 1, **k),
+    "nanmean": lambda lib, **k: lib.nanmean(lib.ones(2, 3), 1, **k),
+    "cumsum": lambda lib, **k: lib.cumsum(lib.ones(2), 0, **k),
+    "cumprod": lambda lib, **k: lib.cumprod(lib.ones(2), 0, **k),
+}
+
+
+@pytest.mark.parametrize("od", ["float32", "int64", "float16"])
+@pytest.mark.parametrize("name", list(_DTYPE_OPS))
+def test_dtype_keyword_needs_out_of_that_dtype(name, od, torch):
+    same_error(lambda lib: _DTYPE_OPS[name](lib, dtype=lib.float64,
+                                            out=lib.empty(2, dtype=getattr(lib, od))),
+               torch, prefix=True)
+
+
+@pytest.mark.parametrize("name", list(_DTYPE_OPS))
+def test_dtype_keyword_with_out_of_that_dtype(name, torch):
+    _same_result(lambda lib: _DTYPE_OPS[name](lib, dtype=lib.float64,
+                                              out=lib.empty(2, dtype=lib.float64)), torch)
+
+
+# ---- a tuple out: each must be of its result's dtype ---------------------------------------------
+@pytest.mark.parametrize("name", ["max", "min", "median", "nanmedian"])
+def test_tuple_out_values_dtype_exact(name, torch):
+    e = caught(torch, lambda lib: getattr(lib, name)(
+        lib.ones(2, 3), 1, out=(lib.empty(2, dtype=lib.float64), lib.empty(2, dtype=lib.long))))
+    assert isinstance(e, RuntimeError)
+    with pytest.raises(RuntimeError):
+        getattr(tapegrad, name)(tapegrad.ones(2, 3), 1, out=(
+            tapegrad.empty(2, dtype=tapegrad.float64), tapegrad.empty(2, dtype=tapegrad.long)))

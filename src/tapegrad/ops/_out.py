@@ -16,7 +16,9 @@ torch's rules, followed for every such op (checked against torch in tests/test_o
 * Dtype: the result must cast to out's without losing its kind (no float into an integer or
   bool ``out``: "result type Float can't be cast to the desired output type Long"); torch is
   stricter or looser for some ops, listed below (:data:`EXACT_DTYPE`, :data:`CAT_DTYPE`,
-  :data:`ANY_DTYPE`, :data:`FLOAT_KERNEL`); an index result's out must be int64.
+  :data:`ANY_DTYPE`, :data:`FLOAT_KERNEL`). Exactly the result's dtype for each out of a
+  tuple (values and indices alike) and for an op given ``dtype=`` (``sum(x, 0, dtype=float64,
+  out=float32_tensor)`` is refused, as torch).
 * An ``out`` sharing only part of its memory with an input: RuntimeError (torch's "unsupported
   operation" error); the same tensor as an input is allowed. An ``out`` whose elements share
   memory (an expanded tensor), or an inference tensor outside inference mode: RuntimeError, as
@@ -201,8 +203,8 @@ def call_out(fn, name, forms, args, kwargs, out):
         # factories)
         check_storage_writable(o, name)
         _check_inference_write(o, name)
-        _check_dtype(name, r._data.dtype, o._data.dtype, exact=name in EXACT_DTYPE or
-                     (several and r._data.dtype.kind == "i"))
+        _check_dtype(name, r._data.dtype, o._data.dtype, several or name in EXACT_DTYPE or
+                     kwargs.get("dtype") is not None)
         for t in inputs:
             _check_overlap(o._data, t._data)
     for o, r in zip(outs, results):
@@ -215,7 +217,19 @@ def call_out(fn, name, forms, args, kwargs, out):
 
 
 def _check_dtype(name, rd, od, exact):
+    """Refuse an out of dtype ``od`` for a result of dtype ``rd`` as torch's ``name`` does;
+    ``exact``: the dtypes must agree (the op's rule, a tuple out's, or a ``dtype=`` given, which
+    fixes the result's dtype for every op that takes it)."""
     from .. import _dtype
+    if exact and rd != od:
+        if name in FLOAT_KERNEL:
+            # (nanmean is nansum over a count: torch names nansum)
+            raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got "
+                               f"{_dtype.scalar_name(od)} and {_dtype.scalar_name(rd)}.")
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(rd.name, rd)}"
+                           f", but got {_CPP_NAMES.get(od.name, od)} instead ({name}: "
+                           f"give an out of the result's dtype, "
+                           f"{_dtype.scalar_name(rd)})")
     if name in ANY_DTYPE:
         if od.kind == "b":
             raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool' ({name}: "
@@ -224,13 +238,7 @@ def _check_dtype(name, rd, od, exact):
     if name in FLOAT_KERNEL and rd.kind == "f" and od.kind != "f":
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_name(od)}'"
                                   f" ({name}: give a floating out)")
-    if exact:
-        if rd != od:
-            raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(rd.name, rd)}"
-                               f", but got {_CPP_NAMES.get(od.name, od)} instead ({name}: "
-                               f"give an out of the result's dtype, "
-                               f"{_dtype.scalar_name(rd)})")
-    elif _dtype.from_numpy_dtype(rd)._cat > _dtype.from_numpy_dtype(od)._cat:
+    if not exact and _dtype.from_numpy_dtype(rd)._cat > _dtype.from_numpy_dtype(od)._cat:
         raise (TypeError if name in CAT_DTYPE else RuntimeError)(f"result type {_dtype.scalar_name(rd)} can't be cast to the desired "
                            f"output type {_dtype.scalar_name(od)} ({name}: give an out of "
                            f"dtype {_dtype.scalar_name(rd)} or wider)")
