@@ -101,3 +101,77 @@ def test_tuple_out_values_dtype_exact(name, torch):
     with pytest.raises(RuntimeError):
         getattr(tapegrad, name)(tapegrad.ones(2, 3), 1, out=(
             tapegrad.empty(2, dtype=tapegrad.float64), tapegrad.empty(2, dtype=tapegrad.long)))
+
+
+# ---- an out that is one of the inputs ------------------------------------------------------------
+_BROADCAST_CALLS = {
+    "add": lambda lib, x: lib.add(x, lib.ones(3, 4), out=x),
+    "add_other": lambda lib, x: lib.add(lib.ones(3, 4), x, out=x),
+    "mul": lambda lib, x: lib.mul(x, lib.ones(3, 4), out=x),
+    "pow": lambda lib, x: lib.pow(x, lib.ones(3, 4), out=x),
+    "atan2": lambda lib, x: lib.atan2(x, lib.ones(3, 4), out=x),
+    "maximum": lambda lib, x: lib.maximum(x, lib.ones(3, 4), out=x),
+    "where": lambda lib, x: lib.where(lib.ones(3, 4) > 0, x, lib.ones(3, 4), out=x),
+    "clamp": lambda lib, x: lib.clamp(lib.ones(3, 4), x, out=x),
+    "lerp": lambda lib, x: lib.lerp(x, lib.ones(3, 4), 0.5, out=x),
+    "addcmul": lambda lib, x: lib.addcmul(x, lib.ones(3, 4), lib.ones(3, 4), out=x),
+    "logical_and": lambda lib, x: lib.logical_and(x, lib.ones(3, 4), out=x),
+}
+
+
+@pytest.mark.parametrize("name", list(_BROADCAST_CALLS))
+def test_broadcast_out_that_is_an_input_is_not_resized(name, torch):
+    # torch's TensorIterator resizes no output that is also an input
+    same_error(lambda lib: _BROADCAST_CALLS[name](lib, lib.ones(3, 1)), torch, prefix=True)
+
+
+def test_broadcast_out_that_is_an_input_of_its_shape(torch):
+    def fn(lib):
+        x = lib.ones(3, 4)
+        return lib.add(x, lib.ones(4), out=x)
+    _same_result(fn, torch)
+
+
+_SAME_AS_INPUT = {
+    "cat": lambda lib, x: lib.cat([x], out=x),
+    "concat": lambda lib, x: lib.concat([x], out=x),
+    "concatenate": lambda lib, x: lib.concatenate([x], out=x),
+    "hstack": lambda lib, x: lib.hstack([x], out=x),
+    "vstack": lambda lib, x: lib.vstack([x], out=x),
+    "row_stack": lambda lib, x: lib.row_stack([x], out=x),
+    "column_stack": lambda lib, x: lib.column_stack([x], out=x),
+    "index_select": lambda lib, x: lib.index_select(x, 0, lib.tensor([0, 1]), out=x),
+    "gather": lambda lib, x: lib.gather(x, 0, lib.zeros(2, 2, dtype=lib.long), out=x),
+    "take_along_dim": lambda lib, x: lib.take_along_dim(x, lib.zeros(2, 2, dtype=lib.long), 0,
+                                                         out=x),
+    "masked_select": lambda lib, x: lib.masked_select(x, lib.ones(2, 2, dtype=lib.bool), out=x),
+}
+
+
+@pytest.mark.parametrize("name", list(_SAME_AS_INPUT))
+def test_out_same_as_input_refused_by_copying_kernels(name, torch):
+    same_error(lambda lib: _SAME_AS_INPUT[name](lib, lib.ones(2, 2)), torch)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.tril(x, out=x), lambda lib, x: lib.cumsum(x, 0, out=x),
+    lambda lib, x: lib.softmax(x, 0, out=x), lambda lib, x: lib.where(x > 0, x, x, out=x),
+    lambda lib, x: lib.exp(x, out=x)], ids=["tril", "cumsum", "softmax", "where", "exp"])
+def test_out_same_as_input_allowed(call, torch):
+    _same_result(lambda lib: call(lib, lib.ones(2, 2)), torch)
+
+
+# ---- a failed out= call leaves out as it was ---------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda lib, o: lib.max(lib.ones(2, 3), 1, out=(o, lib.empty(0, dtype=lib.int32))),
+    lambda lib, o: lib.sum(lib.ones(2, 3), 1, dtype=lib.float64, out=o),
+    lambda lib, o: lib.add(o, lib.ones(2, 4), out=o),
+    lambda lib, o: lib.cat([o], out=o),
+], ids=["max", "sum_dtype", "add_resize", "cat"])
+def test_failed_out_call_leaves_out_unchanged(call, torch):
+    # (torch raises too, but resizes max's values before it checks the indices' dtype)
+    assert caught(torch, lambda lib: call(lib, lib.full((2, 1), 7.0))) is not None
+    o = tapegrad.full((2, 1), 7.0)
+    v = o._version
+    assert caught(tapegrad, lambda lib: call(lib, o)) is not None
+    assert o.tolist() == [[7.0], [7.0]] and o._version == v

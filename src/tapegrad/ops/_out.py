@@ -20,7 +20,9 @@ torch's rules, followed for every such op (checked against torch in tests/test_o
   tuple (values and indices alike) and for an op given ``dtype=`` (``sum(x, 0, dtype=float64,
   out=float32_tensor)`` is refused, as torch).
 * An ``out`` sharing only part of its memory with an input: RuntimeError (torch's "unsupported
-  operation" error); the same tensor as an input is allowed. An ``out`` whose elements share
+  operation" error); the same tensor as an input is allowed, but for the ops that copy from
+  their inputs while writing (:data:`NO_FULL_OVERLAP`: cat, index_select, ...), and not when a
+  broadcasting op (:data:`BROADCASTING`) would resize it. An ``out`` whose elements share
   memory (an expanded tensor), or an inference tensor outside inference mode: RuntimeError, as
   an in-place write to it.
 
@@ -130,6 +132,22 @@ C_ORDER = frozenset((
     "scatter_add", "scatter_reduce", "index_add", "index_copy", "kthvalue", "mode", "median",
     "nanmedian", "topk"))
 
+# ops that refuse an ``out`` which is one of their inputs (or the same memory), as torch's
+# kernels that read the inputs while writing ``out`` (its assert_no_overlap)
+NO_FULL_OVERLAP = frozenset((
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
+    "row_stack", "index_select", "gather", "take_along_dim", "masked_select"))
+
+# elementwise ops of several broadcast inputs (torch's TensorIterator ops): an ``out`` that is
+# one of their inputs is written in place, so it cannot be resized to the broadcast shape
+BROADCASTING = frozenset((
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "pow", "float_power", "atan2", "arctan2", "copysign", "fmax", "fmin", "fmod", "remainder",
+    "hypot", "logaddexp", "logaddexp2", "xlogy", "eq", "ne", "not_equal", "lt", "less", "le",
+    "less_equal", "gt", "greater", "ge", "greater_equal", "logical_and", "logical_or",
+    "logical_xor", "maximum", "minimum", "heaviside", "lerp", "addcdiv", "addcmul", "clamp",
+    "clip", "clamp_min", "clamp_max", "where"))
+
 # C++ type names, as torch's exact-dtype message gives them
 _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int",
               "int32": "int", "int16": "short int", "int8": "signed char",
@@ -206,7 +224,7 @@ def call_out(fn, name, forms, args, kwargs, out):
         _check_dtype(name, r._data.dtype, o._data.dtype, several or name in EXACT_DTYPE or
                      kwargs.get("dtype") is not None)
         for t in inputs:
-            _check_overlap(o._data, t._data)
+            _check_overlap(name, o, t, r._data.shape)
     for o, r in zip(outs, results):
         _write_out(o, r._data, name, warn_resize=True,
                    order="C" if name in C_ORDER else "F" if name == "nonzero" else "K")
@@ -244,10 +262,20 @@ def _check_dtype(name, rd, od, exact):
                            f"dtype {_dtype.scalar_name(rd)} or wider)")
 
 
-def _check_overlap(o, a):
-    if o.size and a.size and np.may_share_memory(o, a) and not (
+def _check_overlap(name, out, t, shape):
+    """RuntimeError, as torch, when ``out`` shares memory with the input ``t``: allowed when it is
+    the same memory laid out alike (``exp(x, out=x)``), except for the ops in
+    :data:`NO_FULL_OVERLAP`; refused too when ``out`` is ``t`` itself and a broadcasting op's
+    result (of ``shape``) would resize it (torch's TensorIterator resizes no output that is one of
+    its inputs)."""
+    o, a = out._data, t._data
+    if out is t and o.shape != shape and name in BROADCASTING:
+        raise RuntimeError(f"output with shape {list(o.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)} ({name}: out is one of the inputs, which cannot be "
+                           f"resized)")
+    if o.size and a.size and np.may_share_memory(o, a) and (name in NO_FULL_OVERLAP or not (
             o.__array_interface__["data"][0] == a.__array_interface__["data"][0] and
-            o.shape == a.shape and o.strides == a.strides) and np.shares_memory(o, a):
+            o.shape == a.shape and o.strides == a.strides)) and np.shares_memory(o, a):
         raise RuntimeError("unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "
                            "the tensor before performing the operation.")
