@@ -24,6 +24,7 @@ def _same_result(fn, torch):
         assert tuple(a.shape) == tuple(b.shape) and a.stride() == b.stride()
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
 
+
 # ---- out= whose elements share memory (an expanded tensor) --------------------------------------
 @pytest.mark.parametrize("call", [
     lambda lib, o: lib.exp(lib.ones(3), out=o),
@@ -116,6 +117,7 @@ _BROADCAST_CALLS = {
     "lerp": lambda lib, x: lib.lerp(x, lib.ones(3, 4), 0.5, out=x),
     "addcmul": lambda lib, x: lib.addcmul(x, lib.ones(3, 4), lib.ones(3, 4), out=x),
     "logical_and": lambda lib, x: lib.logical_and(x, lib.ones(3, 4), out=x),
+    "xlog1py": lambda lib, x: lib.special.xlog1py(x, lib.ones(3, 4), out=x),
 }
 
 
@@ -175,3 +177,45 @@ def test_failed_out_call_leaves_out_unchanged(call, torch):
     v = o._version
     assert caught(tapegrad, lambda lib: call(lib, o)) is not None
     assert o.tolist() == [[7.0], [7.0]] and o._version == v
+
+
+# ---- torch.special's functions take out= ----------------------------------------------------
+_SPECIAL = {
+    "entr": lambda lib, **k: lib.special.entr(lib.tensor([0.3, 0.6]), **k),
+    "erfcx": lambda lib, **k: lib.special.erfcx(lib.tensor([0.3, 0.6]), **k),
+    "log_ndtr": lambda lib, **k: lib.special.log_ndtr(lib.tensor([0.3, 0.6]), **k),
+    "ndtr": lambda lib, **k: lib.special.ndtr(lib.tensor([0.3, 0.6]), **k),
+    "ndtri": lambda lib, **k: lib.special.ndtri(lib.tensor([0.3, 0.6]), **k),
+    "round": lambda lib, **k: lib.special.round(lib.tensor([0.3, 0.6]), **k),
+    "xlog1py": lambda lib, **k: lib.special.xlog1py(lib.tensor([0.3, 0.6]), 2.0, **k),
+    "xlog1py_number": lambda lib, **k: lib.special.xlog1py(2.0, lib.tensor([0.3, 0.6]), **k),
+    "zeta": lambda lib, **k: lib.special.zeta(lib.tensor([2.3, 3.6]), 2.0, **k),
+}
+
+
+@pytest.mark.parametrize("name", list(_SPECIAL))
+def test_special_out_written(name, torch):
+    def fn(lib):
+        o = lib.empty(5)
+        r = _SPECIAL[name](lib, out=o)
+        assert r is o and o._version > 0
+        return o
+    _same_result(fn, torch)
+
+
+@pytest.mark.parametrize("name", list(_SPECIAL))
+def test_special_out_errors(name, torch):
+    for o in ("long", "requires_grad"):
+        def fn(lib, o=o):
+            out = lib.empty(2, dtype=lib.long) if o == "long" else lib.empty(2, requires_grad=True)
+            _SPECIAL[name](lib, out=out)
+        theirs = caught(torch, fn)
+        assert theirs is not None
+        assert type(caught(tapegrad, fn)) is type(theirs)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_special_softmax_takes_no_out(name, torch):
+    for lib in (tapegrad, torch):
+        with pytest.raises(TypeError):
+            getattr(lib.special, name)(lib.ones(2), 0, out=lib.empty(2))

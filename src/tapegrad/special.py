@@ -1,5 +1,6 @@
 """tapegrad.special: the functions of ``torch.special`` that tapegrad has kernels for, with
-torch's names and signatures (none takes ``out=``: tapegrad's ops do not).
+torch's names and signatures, ``out=`` included where torch's takes it (all but softmax and
+log_softmax; the rules of :mod:`tapegrad.ops._out`).
 
 Most are the tapegrad ops themselves under torch.special's names (``special.gammaln is
 tapegrad.lgamma``, ``special.expit is tapegrad.sigmoid``, ...), so their results, dtypes,
@@ -20,15 +21,20 @@ from __future__ import annotations
 
 from ._tensor import Tensor as _Tensor
 from .ops import PUBLIC as _PUBLIC
+from .ops import special_fns as _fns
+from .ops._out import with_out as _with_out
 from .ops.pointwise import RoundDecimals as _RoundDecimals
 from .ops.special_extra import _int_arg
-from .ops.special_fns import entr, erfcx, log_ndtr, ndtr, ndtri, xlog1py, zeta
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammaln", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln",
            "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
            "zeta"]
 
+# (torch names these special_<name> in its errors)
+entr, erfcx, log_ndtr, ndtr, ndtri, xlog1py, zeta = (
+    _with_out(f, "special_" + f.__name__, None) for f in (
+        _fns.entr, _fns.erfcx, _fns.log_ndtr, _fns.ndtr, _fns.ndtri, _fns.xlog1py, _fns.zeta))
 digamma = psi = _PUBLIC["digamma"]
 gammaln = _PUBLIC["lgamma"]
 multigammaln = _PUBLIC["mvlgamma"]
@@ -60,6 +66,10 @@ def round(input, *, decimals=0):  # (torch.special's name, shadowing the builtin
         raise TypeError(f"special_round(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     return _RoundDecimals.apply(input, _int_arg(decimals, "special_round", "decimals"))
+
+
+# (out's dtype checked as tapegrad.round's: exactly the result's)
+round = _with_out(round, "round", None)
 
 
 def softmax(input, dim, *, dtype=None):

@@ -146,7 +146,7 @@ BROADCASTING = frozenset((
     "hypot", "logaddexp", "logaddexp2", "xlogy", "eq", "ne", "not_equal", "lt", "less", "le",
     "less_equal", "gt", "greater", "ge", "greater_equal", "logical_and", "logical_or",
     "logical_xor", "maximum", "minimum", "heaviside", "lerp", "addcdiv", "addcmul", "clamp",
-    "clip", "clamp_min", "clamp_max", "where"))
+    "clip", "clamp_min", "clamp_max", "where", "special_xlog1py", "special_zeta"))
 
 # C++ type names, as torch's exact-dtype message gives them
 _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int",
