@@ -219,3 +219,75 @@ def test_special_softmax_takes_no_out(name, torch):
     for lib in (tapegrad, torch):
         with pytest.raises(TypeError):
             getattr(lib.special, name)(lib.ones(2), 0, out=lib.empty(2))
+
+
+# ---- a custom Function's saved intermediate (neither input nor output) ----------------------
+def _intermediate_fn(lib):
+    class SavesIntermediate(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            z = a * 3
+            ctx.save_for_backward(z)
+            ctx.z = z
+            return a * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            z, = ctx.saved_tensors
+            return g * z
+    return SavesIntermediate
+
+
+def test_custom_function_intermediate_goes_through_hooks(torch):
+    def fn(lib):
+        log = []
+
+        def pack(t):
+            log.append(("pack", tuple(t.shape), t.requires_grad))
+            return t
+
+        def unpack(t):
+            log.append(("unpack",))
+            return t
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = _intermediate_fn(lib).apply(x)
+        y.sum().backward()
+        return log, x.grad.tolist()
+    assert fn(tapegrad) == fn(torch)
+
+
+def test_custom_function_intermediate_is_version_checked(torch):
+    def fn(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = _intermediate_fn(lib).apply(x)
+        y.grad_fn.z.add_(1)
+        y.sum().backward()
+    ours, theirs = caught(tapegrad, fn), caught(torch, fn)
+    assert isinstance(theirs, RuntimeError) and "modified by an inplace" in str(theirs)
+    assert type(ours) is RuntimeError and "modified by an inplace" in str(ours)
+
+
+def test_custom_function_intermediate_unpacked_is_itself(torch):
+    for lib in (tapegrad, torch):
+        y = _intermediate_fn(lib).apply(lib.ones(2, requires_grad=True))
+        assert y.grad_fn.saved_tensors[0] is y.grad_fn.z, lib.__name__
+
+
+def test_custom_function_intermediate_freed_by_a_moving_pack_hook():
+    import gc
+    import weakref
+    store = {}
+
+    def pack(t):
+        store[len(store)] = t.detach().numpy().copy()
+        return len(store) - 1
+    x = tapegrad.ones(3, requires_grad=True)
+    with tapegrad.autograd.graph.saved_tensors_hooks(pack, lambda k: tapegrad.from_numpy(store[k])):
+        y = _intermediate_fn(tapegrad).apply(x)
+    ref = weakref.ref(y.grad_fn.z._data)
+    del y.grad_fn.z
+    gc.collect()
+    assert ref() is None
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]

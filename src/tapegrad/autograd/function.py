@@ -625,9 +625,10 @@ def _record_outputs(node, outputs, sp, user=False):
 
 
 def _pack(node, items, args, fwd_inputs, outputs):
-    """Saved items become ("i", input_tensor, version, where), ("o", array, version_counter,
-    version, output_nr, where) or ("c", constant). Outputs are kept as arrays, not Tensors, so a
-    node never holds a tensor whose grad_fn is itself (no reference cycle).
+    """Saved items become ("i", tensor, version, where) (an input, or a tensor that is neither
+    input nor output), ("o", array, version_counter, version, output_nr, where) or ("c",
+    constant). Outputs are kept as arrays, not Tensors, so a node never holds a tensor whose
+    grad_fn is itself (no reference cycle).
 
     Packed entries are held in a list; ``save_for_backward`` leaves a tuple, which ``apply`` (or
     ``record``) packs right after forward. A built-in forward that saves only constants may store
@@ -684,7 +685,18 @@ def _pack(node, items, args, fwd_inputs, outputs):
                 saved.append(("o", o._data, vc, vc.v, j, where))
                 break
         else:
-            saved.append(("c", item._data if isinstance(item, Tensor) else item))
+            if isinstance(item, Tensor):
+                # a tensor neither argument nor result (a custom Function's intermediate): kept
+                # itself, as torch's SavedVariable keeps it, so that saved-tensor hooks pack it
+                # (a constant would not be) and a later in-place write to it is caught
+                vc = item._vc
+                if vc is None:
+                    vc = known_counter(item)
+                if where is None:
+                    where = user_frame(3)
+                saved.append(("i", item, vc.v if vc is not None else 0, where))
+            else:
+                saved.append(("c", item))
     return saved
 
 
