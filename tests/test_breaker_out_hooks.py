@@ -291,3 +291,19 @@ def test_custom_function_intermediate_freed_by_a_moving_pack_hook():
     assert ref() is None
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("extra", [3, 1.5, "s", np.ones(2)], ids=["int", "float", "str", "ndarray"])
+def test_custom_function_saves_tensors_only(extra, torch):
+    def fn(lib):
+        class Saves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a, None, extra)
+                return a.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        Saves.apply(lib.ones(2, requires_grad=True))
+    same_error(fn, torch)

@@ -642,6 +642,8 @@ def _pack(node, items, args, fwd_inputs, outputs):
             saved.append(None)
             continue
         if type(item) is not _nd and not isinstance(item, Tensor):
+            if node._forward_cls is not None and not node._forward_cls._builtin:
+                raise _not_a_tensor(items, item)
             saved.append(("c", item))
             continue
         # the same array passed twice (v.mul_(v): the pre-write self and v itself) is matched
@@ -695,9 +697,20 @@ def _pack(node, items, args, fwd_inputs, outputs):
                 if where is None:
                     where = user_frame(3)
                 saved.append(("i", item, vc.v if vc is not None else 0, where))
+            elif node._forward_cls is not None and not node._forward_cls._builtin:
+                raise _not_a_tensor(items, item)
             else:
                 saved.append(("c", item))
     return saved
+
+
+def _not_a_tensor(items, item):
+    # (a built-in op may save constants and arrays; a custom Function's ctx.save_for_backward
+    # takes tensors and None only, as torch's)
+    t = type(item)
+    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    return TypeError(f"save_for_backward can only save variables, but argument "
+                     f"{next(i for i, x in enumerate(items) if x is item)} is of type {name}")
 
 
 # The order torch's nodes call pack_hook in, where it is not the order of tapegrad's entries
