@@ -307,3 +307,21 @@ def test_custom_function_saves_tensors_only(extra, torch):
                 return g
         Saves.apply(lib.ones(2, requires_grad=True))
     same_error(fn, torch)
+
+
+# ---- type names in the messages, as torch's (CPython's tp_name: numpy.ndarray) ----------------
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.exp(lib.ones(2), out=np.empty(2)),
+    lambda lib: lib.zeros(2, out=np.empty(2)),
+], ids=["exp", "zeros"])
+def test_out_type_error_names_numpy_type(call, torch):
+    same_error(call, torch, prefix=True)
+
+
+def test_unpack_hook_type_error_names_numpy_type(torch):
+    def fn(lib):
+        x = lib.ones(2, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t.detach().numpy()):
+            y = x.exp()
+        y.sum().backward()
+    same_error(fn, torch)

@@ -37,6 +37,7 @@ from ._memory_format import (
     with_strides,
 )
 from ._tensor import Tensor, _make
+from .autograd.grad_mode import _type_name
 from .autograd.grad_mode import state as _grad_state
 from .autograd.graph import bump, user_stacklevel
 
@@ -542,7 +543,7 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
     elements is resized (its ops warn; its factories do not). ``order``: a resized ``out``'s
     memory order (NumPy's: "K" keeps ``arr``'s)."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
     if kernel is not None and out._data.dtype.kind != "f":
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
                                   f"'{_sname(out._data.dtype)}' ({name}(out=...) draws floating "

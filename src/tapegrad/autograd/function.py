@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from .._tensor import Tensor, _make
-from .grad_mode import no_grad
+from .grad_mode import _type_name, no_grad
 from .grad_mode import modes as _modes
 from .grad_mode import state as _state
 from .graph import (FREED, Node, _in_pkg, attach_counter, format_where, hooked_threads,
@@ -707,10 +707,9 @@ def _pack(node, items, args, fwd_inputs, outputs):
 def _not_a_tensor(items, item):
     # (a built-in op may save constants and arrays; a custom Function's ctx.save_for_backward
     # takes tensors and None only, as torch's)
-    t = type(item)
-    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
     return TypeError(f"save_for_backward can only save variables, but argument "
-                     f"{next(i for i, x in enumerate(items) if x is item)} is of type {name}")
+                     f"{next(i for i, x in enumerate(items) if x is item)} is of type "
+                     f"{_type_name(item)}")
 
 
 # The order torch's nodes call pack_hook in, where it is not the order of tapegrad's entries
@@ -780,7 +779,7 @@ def unpack_hooked(node, e):
     t = e[2](e[1])
     if not isinstance(t, Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got "
-                        f"result of type {type(t).__name__}")
+                        f"result of type {_type_name(t)}")
     return _hooked_tensor(node, e, t._data, version_counter(t))
 
 

@@ -187,7 +187,7 @@ def call_out(fn, name, forms, args, kwargs, out):
     whose ``out`` is a positional parameter, as torch.norm's, which calls this itself)."""
     from .._factories import _write_out
     from .._tensor import Tensor
-    from ..autograd.grad_mode import no_grad, state
+    from ..autograd.grad_mode import _type_name, no_grad, state
     from .inplace import _check_inference_write, check_storage_writable
     if forms is not None and not forms(args, kwargs):
         raise TypeError(f"{name}() received an invalid combination of arguments: this form of "
@@ -199,7 +199,7 @@ def call_out(fn, name, forms, args, kwargs, out):
         if not isinstance(o, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be "
                             f"{'tuple of Tensors' if several else 'Tensor'}, not "
-                            f"{type(o if several else out).__name__}")
+                            f"{_type_name(o if several else out)}")
     inputs = _flat_tensors((args, tuple(kwargs.values())), [])
     if state.grad_enabled and name not in NO_GRAD_CHECK and \
             any(t.requires_grad for t in (*inputs, *outs)):
@@ -212,7 +212,7 @@ def call_out(fn, name, forms, args, kwargs, out):
     if several != isinstance(result, tuple):
         if several:
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
-                            f"{type(out).__name__}")
+                            f"{_type_name(out)}")
         raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not Tensor")
     if len(outs) != len(results):
         raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
