@@ -325,3 +325,26 @@ def test_unpack_hook_type_error_names_numpy_type(torch):
             y = x.exp()
         y.sum().backward()
     same_error(fn, torch)
+
+
+# ---- out=None given explicitly ------------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.sum(x, out=None), lambda lib, x: lib.prod(x, out=None),
+    lambda lib, x: lib.argsort(x, out=None), lambda lib, x: lib.std(x, True, out=None),
+    lambda lib, x: lib.median(x, out=None),
+    lambda lib, x: lib.nonzero(x, as_tuple=True, out=lib.empty(0, dtype=lib.long)),
+], ids=["sum", "prod", "argsort", "std_unbiased", "median", "nonzero_as_tuple_tensor"])
+def test_out_none_refused_by_forms_without_out(call, torch):
+    theirs = caught(torch, lambda lib: call(lib, lib.ones(2)))
+    assert theirs is not None
+    assert type(caught(tapegrad, lambda lib: call(lib, lib.ones(2)))) is type(theirs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.exp(x, out=None), lambda lib, x: lib.sum(x, 0, out=None),
+    lambda lib, x: lib.sort(x, out=None), lambda lib, x: lib.median(x, 0, out=None),
+    lambda lib, x: lib.nonzero(x, as_tuple=True, out=None),
+    lambda lib, x: lib.std(x, 0, out=None),
+], ids=["exp", "sum_dim", "sort", "median_dim", "nonzero_as_tuple", "std_dim"])
+def test_out_none_is_no_out(call, torch):
+    _same_result(lambda lib: call(lib, lib.tensor([2.0, 1.0])), torch)

@@ -5,7 +5,8 @@ nothing for it (its Tensor method takes no ``out``, as torch's).
 torch's rules, followed for every such op (checked against torch in tests/test_out.py):
 
 * ``out`` is a Tensor, or for an op with several results (``sort``, ``max(input, dim)``, ...) a
-  tuple or list of one Tensor per result: TypeError otherwise.
+  tuple or list of one Tensor per result: TypeError otherwise. ``out=None`` is no out, but
+  refused (TypeError) by the forms torch gives no out, as any out (``sum(x, out=None)``).
 * Grad mode on and an input or ``out`` requiring grad: RuntimeError, as nothing is recorded for
   an ``out=`` call (write under ``tapegrad.no_grad()``); not for the ops in
   :data:`NO_GRAD_CHECK`, as torch.
@@ -154,12 +155,19 @@ _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "
               "uint8": "unsigned char", "bool": "bool"}
 
 
+# out= not passed: told from out=None, which torch's overloads without out= refuse too
+# (sum(x, out=None) is a TypeError)
+_ABSENT = object()
+
+
 def with_out(fn, name, forms):
     """``fn`` with torch's ``out=`` keyword (the module docstring's rules); ``forms``: None,
     or the test of the argument forms that take it (TypeError for the others, as torch's
     overloads without out=). Without ``out`` it is ``fn`` plus one call."""
-    def call(*args, out=None, **kwargs):
-        if out is None:
+    absent = _ABSENT
+
+    def call(*args, out=absent, **kwargs):
+        if out is absent:
             return fn(*args, **kwargs)
         return call_out(fn, name, forms, args, kwargs, out)
 
@@ -190,9 +198,17 @@ def call_out(fn, name, forms, args, kwargs, out):
     from ..autograd.grad_mode import _type_name, no_grad, state
     from .inplace import _check_inference_write, check_storage_writable
     if forms is not None and not forms(args, kwargs):
+        if name == "nonzero" and (out is None or isinstance(out, Tensor)):
+            # (torch's nonzero takes out= in its as_tuple form too: None as no out, a tensor
+            # refused with RuntimeError)
+            if out is None:
+                return fn(*args, **kwargs)
+            raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
         raise TypeError(f"{name}() received an invalid combination of arguments: this form of "
                         f"{name} takes no 'out' (torch's overload of it has none); call it "
                         f"without out= and copy the result")
+    if out is None:     # (out=None given, to a form that takes out=: no out, as torch)
+        return fn(*args, **kwargs)
     several = isinstance(out, (tuple, list))
     outs = tuple(out) if several else (out,)
     for o in outs:
