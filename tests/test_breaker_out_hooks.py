@@ -348,3 +348,23 @@ def test_out_none_refused_by_forms_without_out(call, torch):
 ], ids=["exp", "sum_dim", "sort", "median_dim", "nonzero_as_tuple", "std_dim"])
 def test_out_none_is_no_out(call, torch):
     _same_result(lambda lib: call(lib, lib.tensor([2.0, 1.0])), torch)
+
+
+# ---- nll_loss's total weight is unpacked in backward, as each saved tensor ------------------
+@pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weighted"])
+def test_nll_loss_backward_unpacks_total_weight(weighted, torch):
+    def fn(lib):
+        log = []
+
+        def unpack(t):
+            log.append(("unpack", tuple(t.shape), str(t.dtype).split(".")[-1]))
+            return t
+        x = lib.ones(3, 4, requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 3.0, 4.0]) if weighted else None
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = lib.nn.functional.cross_entropy(x, lib.tensor([0, 1, 2]), weight=w)
+        y.backward()
+        return sorted(log), x.grad.tolist()
+    ours, theirs = fn(tapegrad), fn(torch)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import NULL_CTX, ArrayFunction, saved_result
+from ..autograd.function import NULL_CTX, ArrayFunction, saved_result, unpack_hooked
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
 from ._util import Tensor, _make, _wrap_dim, _zeros_of
@@ -346,6 +346,10 @@ class NllLoss(ArrayFunction, name="NllLossBackward0", nondiff=(1, 2)):
     @staticmethod
     def backward(ctx, g):
         logp, target, weight = ctx.saved_tensors
+        if "_hooked_extra" in ctx.__dict__:
+            # (torch's node unpacks the total weight a saved_tensors_hooks block packed, as each
+            # saved tensor, so the unpack hook is called for it; the gradient reads it from meta)
+            unpack_hooked(ctx, ctx._hooked_extra)
         grad_cls = NllLoss2DGrad if logp._data.ndim == 4 else NllLossGrad
         if not _grad_state.record:
             # (nothing recorded: the gradient op's forward on the arrays, without its apply; it
