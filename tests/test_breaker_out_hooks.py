@@ -368,3 +368,35 @@ def test_nll_loss_backward_unpacks_total_weight(weighted, torch):
     ours, theirs = fn(tapegrad), fn(torch)
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+
+
+# ---- an index result's out must be int64 (int32 for searchsorted's out_int32) -------------------
+_INDEX_OPS = {
+    "argmax": lambda lib, o: lib.argmax(lib.tensor([[3.0, 1, 2]]), 1, out=o),
+    "argmax_all": lambda lib, o: lib.argmax(lib.tensor([[3.0, 1, 2]]), out=o),
+    "argmin": lambda lib, o: lib.argmin(lib.tensor([[3.0, 1, 2]]), 1, out=o),
+    "argsort": lambda lib, o: lib.argsort(lib.tensor([3.0, 1, 2]), stable=True, out=o),
+    "nonzero": lambda lib, o: lib.nonzero(lib.tensor([3.0, 0, 2]), out=o),
+    "searchsorted": lambda lib, o: lib.searchsorted(lib.tensor([1.0, 2]), lib.tensor([1.5]),
+                                                    out=o),
+    "bucketize": lambda lib, o: lib.bucketize(lib.tensor([1.5]), lib.tensor([1.0, 2]), out=o),
+}
+
+
+@pytest.mark.parametrize("dt", ["int32", "float32", "int16"])
+@pytest.mark.parametrize("name", list(_INDEX_OPS))
+def test_index_result_out_dtype_exact(name, dt, torch):
+    def fn(lib):
+        _INDEX_OPS[name](lib, lib.empty(0, dtype=getattr(lib, dt)))
+    theirs = caught(torch, fn)
+    assert isinstance(theirs, RuntimeError)
+    ours = caught(tapegrad, fn)
+    assert type(ours) is RuntimeError
+    if name not in ("nonzero", "searchsorted", "bucketize"):
+        assert str(ours).startswith(str(theirs))
+
+
+def test_searchsorted_out_int32(torch):
+    _same_result(lambda lib: lib.searchsorted(lib.tensor([1.0, 2]), lib.tensor([1.5]),
+                                              out_int32=True, out=lib.empty(1, dtype=lib.int32)),
+                 torch)

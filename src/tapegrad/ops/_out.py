@@ -100,14 +100,15 @@ OUT_OPS.update(sum=_has_dim, prod=_has_dim, median=_has_dim, nanmedian=_has_dim,
 # cast rule, refused with TypeError (torch.cat's "input types can't be cast"); ANY_DTYPE: any
 # dtype (the op runs in out's: cumsum); FLOAT_KERNEL: a floating out only (NotImplementedError).
 EXACT_DTYPE = frozenset((
-    "abs", "absolute", "addbmm", "addmm", "amax", "amin", "aminmax", "baddbmm", "bmm", "ceil",
+    "abs", "absolute", "addbmm", "addmm", "amax", "amin", "aminmax", "argmax", "argmin",
+    "argsort", "baddbmm", "bmm", "bucketize", "ceil",
     "clamp", "clamp_max", "clamp_min", "clip", "cross", "cummax", "cummin", "diag", "dot", "fix",
     "float_power", "floor", "frobenius_norm", "gather", "hardshrink", "heaviside", "histc",
     "index_add", "index_copy", "index_select", "kthvalue", "log_softmax", "logcumsumexp",
     "masked_select", "matmul", "mm", "mode", "mv", "nan_to_num", "nanquantile", "neg", "negative",
     "norm", "nuclear_norm", "quantile", "round", "scatter", "scatter_add", "scatter_reduce",
     "sgn", "sign", "slogdet", "softmax", "sort", "take", "take_along_dim", "tensordot", "topk",
-    "tril", "triu", "trunc", "where"))
+    "tril", "triu", "trunc", "where", "nonzero", "searchsorted"))
 CAT_DTYPE = frozenset(("cat", "column_stack", "concat", "concatenate", "dstack", "hstack",
                        "row_stack", "stack", "vstack"))
 ANY_DTYPE = frozenset(("cumsum", "cumprod"))
