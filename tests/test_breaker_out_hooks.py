@@ -400,3 +400,31 @@ def test_searchsorted_out_int32(torch):
     _same_result(lambda lib: lib.searchsorted(lib.tensor([1.0, 2]), lib.tensor([1.5]),
                                               out_int32=True, out=lib.empty(1, dtype=lib.int32)),
                  torch)
+
+
+# ---- a resized out stays in its memory when it fits, as torch's resize_ keeps the storage --------
+@pytest.mark.parametrize("call", [
+    lambda lib, b: lib.exp(lib.zeros(3), out=b[:, 0]),
+    lambda lib, b: lib.exp(lib.zeros(4), out=b[0]),
+    lambda lib, b: lib.exp(lib.zeros(2), out=b[1]),
+    lambda lib, b: lib.add(lib.zeros(2, 2), 1, out=b[0, :0]),
+    lambda lib, b: lib.zeros(5, out=b[0, 1:]),
+    lambda lib, b: lib.exp(lib.zeros(2, 2), out=b.view(6)),
+    lambda lib, b: lib.cat([lib.ones(1), lib.ones(1)], out=b[1]),
+], ids=["column", "row_grown", "row_shrunk", "empty_view", "factory", "whole", "cat"])
+def test_resized_view_out_writes_its_base(call, torch):
+    def fn(lib):
+        b = lib.full((2, 3), 7.0)
+        o = call(lib, b)
+        return b, o
+    _same_result(fn, torch)
+
+
+def test_shrunk_out_shares_memory_with_earlier_views(torch):
+    def fn(lib):
+        o = lib.zeros(6)
+        v = o[:4]
+        lib.exp(lib.zeros(2), out=o)
+        o.fill_(5)
+        return o, v
+    _same_result(fn, torch)

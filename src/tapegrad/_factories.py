@@ -568,7 +568,7 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
                 f"outputs will not be resized unless they have zero elements. You can explicitly "
                 f"reuse an out tensor t by resizing it, inplace, to zero elements with "
                 f"t.resize_(0).", UserWarning, stacklevel=user_stacklevel())
-        out._data = np.empty_like(arr, out._data.dtype, order=order)
+        out._data = _resized(out._data, arr, order)
     with np.errstate(invalid="ignore", over="ignore"):
         np.copyto(out._data, arr, casting="unsafe")
     bump(out)
@@ -576,6 +576,25 @@ def _write_out(out, arr, name, requires_grad=None, kernel=None, warn_resize=Fals
             out._requires_grad != bool(requires_grad):
         out.requires_grad_(bool(requires_grad))
     return out
+
+
+def _resized(old, arr, order):
+    """An array of ``arr``'s shape (in ``order``, as NumPy's empty_like) and ``old``'s dtype, for
+    an out resized as torch's resize_ does it: in old's memory, from its first element, when it
+    fits in the buffer old is part of (so that its base, or views taken of it before, see what is
+    written, as they share torch's storage), else new memory (torch grows the storage, which
+    its base would follow: not done here)."""
+    new = np.empty_like(arr, old.dtype, order=order)
+    root = old
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.writeable and (root.flags.c_contiguous or root.flags.f_contiguous)):
+        return new
+    start = old.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if start < 0 or start + new.nbytes > root.nbytes:
+        return new
+    return np.ndarray(new.shape, new.dtype, buffer=root.reshape(-1, order="A").view(np.uint8),
+                      offset=start, strides=new.strides)
 
 
 def _filled(name, size, kw, value, dtype, device, requires_grad, out):
