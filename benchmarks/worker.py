@@ -215,36 +215,57 @@ def run_memory(args, result):
 
 
 def run_deep(args, result):
-    """W7: forward and backward of an n-node chain; time and memory."""
+    """W7: forward and backward of an n-node chain; time and memory. With ``--chains K``, K
+    chains one after another in this process: the times are their medians (one timing of a
+    0.15 s backward is at the mercy of the machine's load for that moment), the memory and the
+    correctness check are the first chain's."""
     n = args.n
+    fwd, bwd = [], []
     if args.framework == "numpy":
         bench = W.NPDeep(n)
-        mem = PeakRSS()
-        t0 = time.perf_counter()
-        y = bench.forward()
-        t1 = time.perf_counter()
-        graph = mem.rss_mb()
-        g = bench.backward()
-        t2 = time.perf_counter()
-        check = {"loss": np.asarray(y), "x.grad": np.asarray(g)}
+        for c in range(args.chains):
+            if c == 0:
+                mem = PeakRSS()
+            t0 = time.perf_counter()
+            y = bench.forward()
+            t1 = time.perf_counter()
+            if c == 0:
+                graph = mem.rss_mb()
+            g = bench.backward()
+            t2 = time.perf_counter()
+            fwd.append(t1 - t0)
+            bwd.append(t2 - t1)
+            if c == 0:
+                peak = mem.peak_mb()
+                check = {"loss": np.asarray(y), "x.grad": np.asarray(g)}
     else:
         warm = W.build("W7", args.framework, args.threads, n=1000)
         warm.forward().backward()         # load every code path before the baseline
         del warm
         bench = W.TLDeep(W.TorchLike(args.framework, args.threads), n)
-        mem = PeakRSS()
-        if args.no_gc:
-            gc.disable()
-        t0 = time.perf_counter()
-        y = bench.forward()
-        t1 = time.perf_counter()
-        graph = mem.rss_mb()
-        y.backward()
-        t2 = time.perf_counter()
-        gc.enable()
-        check = {"loss": bench.fw.numpy(y), "x.grad": bench.fw.numpy(bench.x.grad)}
-    result.update(n=n, fwd=t1 - t0, bwd=t2 - t1, total=t2 - t0, graph_mb=graph,
-                  peak_mb=mem.peak_mb(), method=mem.method)
+        for c in range(args.chains):
+            if c == 0:
+                mem = PeakRSS()
+            if args.no_gc:
+                gc.disable()
+            t0 = time.perf_counter()
+            y = bench.forward()
+            t1 = time.perf_counter()
+            if c == 0:
+                graph = mem.rss_mb()
+            y.backward()
+            t2 = time.perf_counter()
+            gc.enable()
+            fwd.append(t1 - t0)
+            bwd.append(t2 - t1)
+            if c == 0:
+                peak = mem.peak_mb()
+                check = {"loss": bench.fw.numpy(y), "x.grad": bench.fw.numpy(bench.x.grad)}
+            bench.x.grad = None
+            del y
+    result.update(n=n, chains=args.chains, fwd=float(np.median(fwd)), bwd=float(np.median(bwd)),
+                  total=float(np.median(fwd)) + float(np.median(bwd)), fwd_each=fwd,
+                  bwd_each=bwd, graph_mb=graph, peak_mb=peak, method=mem.method)
     if args.check:
         np.savez(args.check, **check)
 
@@ -258,6 +279,8 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=None,
                    help="torch.set_num_threads (the BLAS/OpenMP env vars are set by run.py)")
     p.add_argument("--n", type=int, default=100_000, help="W7 chain length")
+    p.add_argument("--chains", type=int, default=1,
+                   help="W7: chains built and backpropagated in turn (times: their medians)")
     p.add_argument("--check", help="save the first iteration's loss and gradients (.npz)")
     p.add_argument("--profile", help="write a cProfile (sorted by tottime) of the timed "
                                      "iterations to this file")
