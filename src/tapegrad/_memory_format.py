@@ -185,8 +185,6 @@ def _dense_order(shape, strides):
     """The dims of a layout that is not dense, fastest first, as torch's infer_dense_strides
     orders them (empty_like and clone of such a tensor): by stride, a dim of stride 0 (an
     expanded one) keeping its place in C order, equal strides putting the smaller size first."""
-    perm = list(range(len(shape) - 1, -1, -1))
-
     def should_swap(d0, d1):
         s0, s1 = strides[d0], strides[d1]
         if s0 == 0 or s1 == 0:
@@ -195,7 +193,16 @@ def _dense_order(shape, strides):
             return -1 if s0 < s1 else 1
         return 1 if shape[d0] > shape[d1] else 0
 
-    for i in range(1, len(perm)):
+    return sorted_dims(len(shape), should_swap)
+
+
+def sorted_dims(ndim, should_swap):
+    """The dims, fastest first, in the order TensorIterator's reorder_dimensions sorts them:
+    from C order, an insertion sort that moves a dim past another when ``should_swap(d0, d1)``
+    (d0 the one now before) is positive and stops at a negative (zero: no opinion, look further
+    back), so that an ambiguous pair keeps its C order."""
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
         j = i
         for k in range(i - 1, -1, -1):
             c = should_swap(perm[k], perm[j])

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from .._memory_format import _c_strides, _empty_view, strides_of
+from .._memory_format import _c_strides, _empty_view, sorted_dims, strides_of
 from ..autograd.function import ArrayFunction
 from ..autograd.graph import user_stacklevel
 from ._util import Tensor
@@ -369,7 +369,6 @@ def torch_index_strides(src, idx):
     ops = [[0 if n == 1 and m != 1 else st for n, m, st in zip(shape, out, sts)]
            for shape, sts in ops]
     ndim = len(out)
-    perm = list(range(ndim - 1, -1, -1))
 
     def should_swap(d0, d1):
         for st in ops:
@@ -382,15 +381,7 @@ def torch_index_strides(src, idx):
                 return 1
         return 0
 
-    for i in range(1, ndim):
-        j = i
-        for k in range(i - 1, -1, -1):
-            c = should_swap(perm[k], perm[j])
-            if c > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif c < 0:
-                break
+    perm = sorted_dims(ndim, should_swap)
     if perm == list(range(ndim - 1, -1, -1)):
         return _c_strides(out)
     strides, step = [0] * ndim, 1
