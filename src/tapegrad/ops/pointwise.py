@@ -14,13 +14,12 @@ import numpy as np
 from .. import _dtype
 from .._dtype import overflow_error, overflows, wrapped
 from .._device import device as _device_cls
-from .._factories import _check_device, _write_out
+from .._factories import _check_device
 from .._memory_format import (check_format, empty_in_format, memory_format, preserve_format,
                              same_strides, suggest_format)
 from .._memory_format import layout as _layout
 from ..autograd.function import NULL_CTX, ArrayFunction, saved_result, saved_result_tensor
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.grad_mode import no_grad as _no_grad
 from ..autograd.graph import sole_holder
 from ._registry import op
 from ._util import (_F32, _HALF, Tensor, _make, _weak, _zeros_of, broadcast_error,
