@@ -344,3 +344,17 @@ def test_w7_growth_is_each_repetitions_1m_over_its_100k():
                        "threads": 1, "repeats": 3, "quick": False, "no_gc": False,
                        "wall_s": 60.0}, run.build_rows(raw), {}, [])
     assert "as the median 1M time over the median 100k time it is 12.0 (tapegrad)" in md
+
+
+@pytest.mark.parametrize("fw", ["tapegrad", "numpy"])
+def test_w7_chains_report_the_median_of_each_chains_times(fw):
+    res = _worker("W7", fw, "--n", "2000", "--chains", "3")
+    assert res["chains"] == 3 and len(res["bwd_each"]) == len(res["fwd_each"]) == 3
+    assert res["bwd"] == sorted(res["bwd_each"])[1] and res["fwd"] == sorted(res["fwd_each"])[1]
+    assert res["graph_mb"] is not None and res["peak_mb"] >= 0
+
+
+def test_w7_100k_runs_five_chains_and_1m_one():
+    jobs = {job[0]: job[2] for job in run.JOBS}
+    assert jobs["W7-100k"][jobs["W7-100k"].index("--chains") + 1] == "5"
+    assert "--chains" not in jobs["W7-1M"]
