@@ -24,6 +24,20 @@ SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "
                 "bool": "Bool"}
 
 
+# the C++ type names of the dtypes, as torch's kernels print them ("Expected out tensor to have
+# dtype long int")
+CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+             "float64": "double", "int8": "signed char", "int16": "short int", "int32": "int",
+             "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
+
+
+def cpp_name(dt) -> str:
+    """torch's C++ type name of a NumPy dtype, a tapegrad dtype or a NumPy dtype's name
+    ('float', 'long int', 'c10::Half', ...); the NumPy name for a dtype torch lacks."""
+    name = getattr(dt, "name", dt)
+    return CPP_NAMES.get(name, name)
+
+
 def scalar_name(np_dtype) -> str:
     """torch's C++ name of a NumPy dtype ('Float', 'Long', 'Bool', ...), as its messages give it;
     the NumPy name for a dtype torch lacks."""

@@ -150,12 +150,6 @@ BROADCASTING = frozenset((
     "logical_xor", "maximum", "minimum", "heaviside", "lerp", "addcdiv", "addcmul", "clamp",
     "clip", "clamp_min", "clamp_max", "where", "special_xlog1py", "special_zeta"))
 
-# C++ type names, as torch's exact-dtype message gives them
-_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int",
-              "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
-
-
 # out= not passed: told from out=None, which torch's overloads without out= refuse too
 # (sum(x, out=None) is a TypeError)
 _ABSENT = object()
@@ -261,10 +255,7 @@ def _check_dtype(name, rd, od, exact):
             # (nanmean is nansum over a count: torch names nansum)
             raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got "
                                f"{_dtype.scalar_name(od)} and {_dtype.scalar_name(rd)}.")
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES.get(rd.name, rd)}"
-                           f", but got {_CPP_NAMES.get(od.name, od)} instead ({name}: "
-                           f"give an out of the result's dtype, "
-                           f"{_dtype.scalar_name(rd)})")
+        raise exact_dtype_error(rd, od, name)
     if name in ANY_DTYPE:
         if od.kind == "b":
             raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool' ({name}: "
@@ -274,9 +265,19 @@ def _check_dtype(name, rd, od, exact):
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype.scalar_name(od)}'"
                                   f" ({name}: give a floating out)")
     if not exact and _dtype.from_numpy_dtype(rd)._cat > _dtype.from_numpy_dtype(od)._cat:
-        raise (TypeError if name in CAT_DTYPE else RuntimeError)(f"result type {_dtype.scalar_name(rd)} can't be cast to the desired "
-                           f"output type {_dtype.scalar_name(od)} ({name}: give an out of "
-                           f"dtype {_dtype.scalar_name(rd)} or wider)")
+        kind = TypeError if name in CAT_DTYPE else RuntimeError
+        raise kind(f"result type {_dtype.scalar_name(rd)} can't be cast to the desired output "
+                   f"type {_dtype.scalar_name(od)} ({name}: give an out of dtype "
+                   f"{_dtype.scalar_name(rd)} or wider)")
+
+
+def exact_dtype_error(rd, od, name=None):
+    """torch's RuntimeError for an out of dtype ``od`` where its kernel writes ``rd`` only; with
+    the op's ``name``, what to give instead."""
+    from .._dtype import cpp_name, scalar_name
+    hint = f" ({name}: give an out of the result's dtype, {scalar_name(rd)})" if name else ""
+    return RuntimeError(f"Expected out tensor to have dtype {cpp_name(rd)}, but got "
+                        f"{cpp_name(od)} instead{hint}")
 
 
 def _check_overlap(name, out, t, shape):

@@ -789,13 +789,8 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None,
 
 def _same_dtypes(msg, *ts):
     if len({t._data.dtype for t in ts}) != 1:
-        names = [_c_type(t._data.dtype.name) for t in ts]
+        names = [_dtype.cpp_name(t._data.dtype) for t in ts]
         raise RuntimeError(msg.format(*names))
-
-
-def _c_type(name):
-    from .linalg import _C_NAMES
-    return _C_NAMES.get(name, name)
 
 
 def _check_batches(name, input, batch1, batch2):

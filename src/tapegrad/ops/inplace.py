@@ -919,14 +919,6 @@ def _plain_write(x, src):
     return x
 
 
-# torch's C++ names of the dtypes, as its masked_fill_ and "Bad in-place call" messages print them
-_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
-
-
-def _c_name(dtype):
-    return _C_NAMES.get(dtype.name, dtype.name)
 
 
 def _masked_fill_args(mask, value):
@@ -938,7 +930,7 @@ def _masked_fill_args(mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_c_name(_dtype.from_numpy_dtype(m.dtype))}")
+                           f"{_dtype.cpp_name(m.dtype)}")
     return mask if isinstance(mask, Tensor) else m
 
 
@@ -1247,8 +1239,8 @@ def cumsum_(self, dim, *, dtype=None):
         NotImplementedError: a bool self (torch's cumsum has no bool kernel).
         IndexError: ``dim`` out of range."""
     if dtype is not None and dtype != self.dtype:
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(self.dtype)} and "
-                           f"output tensor dtype {_c_name(dtype)} should match (cumsum_ "
+        raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                           f"{_dtype.cpp_name(self.dtype)} and output tensor dtype {_dtype.cpp_name(dtype)} should match (cumsum_ "
                            f"writes self's dtype: use the out-of-place cumsum(dtype=...))")
     if self._data.dtype == np.bool_:
         raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool' (cumsum_ of a "

@@ -12,6 +12,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction, _share_version, unpack_saved
 from ..autograd.grad_mode import state as _grad_state
 from ._registry import op
+from .._dtype import cpp_name as _cpp_name
 from .._dtype import overflow_error, overflows, scalar_name
 from ._util import Tensor, _make, promote, sum_array
 from .shape import T
@@ -125,9 +126,6 @@ class Bmm(Matmul, name="BmmBackward0"):
     """3-D @ 3-D with equal batch."""
 
 
-_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
 
 
 def check_same_dtype(a, b, name):
@@ -135,8 +133,8 @@ def check_same_dtype(a, b, name):
     da, db = a._data.dtype, b._data.dtype
     if da != db:
         raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_C_NAMES[da.name]} != "
-            f"{_C_NAMES[db.name]} ({name}: shapes {list(a._data.shape)} and "
+            f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(da)} != "
+            f"{_cpp_name(db)} ({name}: shapes {list(a._data.shape)} and "
             f"{list(b._data.shape)}, dtypes tapegrad.{da.name} and tapegrad.{db.name}; convert "
             f"one, e.g. b.to(a.dtype))")
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import cpp_name as _cpp_name
 from .._dtype import scalar_name
 from ..autograd.function import ArrayFunction
+from ._out import exact_dtype_error
 from ._registry import op
 from ._util import _make
 from .linalg_extra import (
@@ -575,9 +577,6 @@ def linalg_cross(input, other, *, dim=-1, out=None):
                 "same")
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
 
 
 class _Vdot(ArrayFunction, name="VdotBackward0"):
@@ -682,8 +681,8 @@ def multi_dot(tensors, *, out=None):
     for i in range(1, n):
         if ts[i]._data.dtype != dt:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_C_NAMES.get(dt.name, dt.name)} and tensor {i} "
-                               f"{_C_NAMES.get(ts[i]._data.dtype.name, ts[i]._data.dtype.name)}")
+                               f"0 is {_cpp_name(dt)} and tensor {i} "
+                               f"{_cpp_name(ts[i]._data.dtype)}")
         if ts[i - 1]._data.shape[1] != ts[i]._data.shape[0]:
             raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
                                f"{list(ts[i - 1]._data.shape)} and {list(ts[i]._data.shape)} "
@@ -704,8 +703,8 @@ def multi_dot(tensors, *, out=None):
     r = res.view(*out_shape)
     if out is not None and getattr(out, "dtype", r.dtype) != r.dtype:
         raise RuntimeError(f"multi_dot(): expected out tensor to have dtype "
-                           f"{_C_NAMES[r._data.dtype.name]} but got "
-                           f"{_C_NAMES[out._data.dtype.name]}")
+                           f"{_cpp_name(r._data.dtype)} but got "
+                           f"{_cpp_name(out._data.dtype)}")
     return _out(out, r, "linalg_multi_dot", "mm", ts, "any")
 
 
@@ -824,8 +823,7 @@ def write_out(out, result, name, cpp_name, inputs, rule):
                            f"automatic differentiation, but one of the arguments requires grad.")
     rd, od = result._data.dtype, out._data.dtype
     if rule == "same" and rd != od:
-        raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES[rd.name]}, but got "
-                           f"{_C_NAMES[od.name]} instead")
+        raise exact_dtype_error(rd, od)
     if rule == "scalar_type" and rd != od:
         raise RuntimeError(f"expected scalar type {scalar_name(rd)} but found {scalar_name(od)}")
     if rule == "castable" and not np.can_cast(rd, od, "same_kind"):
@@ -911,8 +909,7 @@ def write_out_tuple(outs, results, name, cpp_name, inputs, type_name, fields, ca
                                    f"{scalar_name(rd)} dtype, but got solution with dtype "
                                    f"{scalar_name(od)}")
         elif rd != od:
-            raise RuntimeError(f"Expected out tensor to have dtype {_C_NAMES[rd.name]}, but got "
-                               f"{_C_NAMES[od.name]} instead")
+            raise exact_dtype_error(rd, od)
     for o, r in zip(outs, results):
         _write_out(o, r._data, name, warn_resize=True)
     return _return_type(type_name, fields)(*outs)

@@ -1936,9 +1936,6 @@ def by_operands(name, input, other, both, number_other, number_self):
                     f"Tensor), (Number, Tensor) or (Tensor, Number)")
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
 
 
 def _lerp_value(x, e, w):
@@ -1989,14 +1986,14 @@ def _lerp_checks(input, end, weight):
         raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, "
                         f"{type(end).__name__}, {type(weight).__name__})")
     xd = input._data.dtype
-    c = _C_NAMES.get(xd.name, xd.name)
+    c = _dtype.cpp_name(xd)
     if end._data.dtype != xd:
         raise RuntimeError(f"expected dtype {c} for `end` but got dtype "
-                           f"{_C_NAMES.get(end._data.dtype.name, end._data.dtype.name)}")
+                           f"{_dtype.cpp_name(end._data.dtype)}")
     if isinstance(weight, Tensor) and weight._data.ndim and weight._data.dtype != xd:
         wd = weight._data.dtype.name
         raise RuntimeError(f"expected dtype {c} for `weight` but got dtype "
-                           f"{_C_NAMES.get(wd, wd)}")
+                           f"{_dtype.cpp_name(wd)}")
     if xd.kind != "f":
         _check_broadcast("lerp", input, end, weight)
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
