@@ -215,3 +215,17 @@ def test_table_names_are_namespace_functions():
     assert C_ORDER <= set(OUT_OPS) and NO_GRAD_CHECK <= set(OUT_OPS)
     assert not (set(OUT_OPS) - set(PUBLIC))
     assert EXACT_DTYPE <= set(OUT_OPS)
+
+
+def test_expanded_out_is_refused_by_every_out_path(torch):
+    """An out whose elements share memory is refused, as torch's internal-overlap check, by the
+    generic out= and by linalg's own out= (one result and a tuple); NumPy's ValueError before."""
+    cases = [lambda L: L.exp(L.ones(2, 2), out=L.empty(2, 1).expand(2, 2)),
+             lambda L: L.linalg.inv(L.eye(2) * 2, out=L.empty(2, 1).expand(2, 2)),
+             lambda L: L.linalg.solve(L.eye(2) * 2, L.eye(2), out=L.empty(2, 1).expand(2, 2)),
+             lambda L: L.linalg.inv_ex(L.eye(2) * 2, out=(L.empty(2, 1).expand(2, 2),
+                                                          L.empty((), dtype=L.int32)))]
+    for case in cases:
+        t_err, g_err = caught(torch, case), caught(tapegrad, case)
+        assert type(t_err) is RuntimeError and type(g_err) is RuntimeError, (t_err, g_err)
+        assert "single memory location" in str(g_err)

@@ -806,7 +806,8 @@ def write_out(out, result, name, cpp_name, inputs, rule):
     ``out`` and ``out`` returned, as torch's structured kernels do. Checks in torch's order:
     TypeError for a non-tensor out; RuntimeError "<cpp_name>(): functions with out=...
     arguments don't support automatic differentiation" when an input or out requires grad in
-    grad mode; then the dtype ``rule``: "same" (out's dtype must be the result's: torch's
+    grad mode; RuntimeError for an out whose elements share memory (an expanded tensor: torch's
+    internal-overlap check); then the dtype ``rule``: "same" (out's dtype must be the result's: torch's
     "Expected out tensor to have dtype float, but got double instead"), "scalar_type" (the
     same, as "expected scalar type Float but found Double"), "castable" (any dtype the result
     casts to safely: float32 into float64, not into an integer). An out of another shape is
@@ -821,6 +822,8 @@ def write_out(out, result, name, cpp_name, inputs, rule):
             isinstance(t, Tensor) and t.requires_grad for t in inputs)):
         raise RuntimeError(f"{cpp_name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires grad.")
+    from .inplace import check_storage_writable
+    check_storage_writable(out, name)
     rd, od = result._data.dtype, out._data.dtype
     if rule == "same" and rd != od:
         raise exact_dtype_error(rd, od)
@@ -910,6 +913,10 @@ def write_out_tuple(outs, results, name, cpp_name, inputs, type_name, fields, ca
                                    f"{scalar_name(od)}")
         elif rd != od:
             raise exact_dtype_error(rd, od)
+    from .inplace import check_storage_writable
+    for o in outs:
+        # (every out before any is written)
+        check_storage_writable(o, name)
     for o, r in zip(outs, results):
         _write_out(o, r._data, name, warn_resize=True)
     return _return_type(type_name, fields)(*outs)
