@@ -74,6 +74,23 @@ BUDGET = {
 }
 
 
+def _cpu_has_avx512_fp16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_fp16" in f.read()
+    except OSError:
+        return False
+
+
+# On a CPU with AVX512-FP16 (Intel Sapphire Rapids and later) torch 2.13's float16 gelu takes
+# another kernel: measured there, 115 of its values differ from tapegrad's (the same as on
+# other AVX-512 CPUs) by up to 5 units, the zeros of its gradient carry other signs, and
+# gelu(inf) is nan where tapegrad and torch elsewhere give inf. There the finite points are
+# compared, against this budget.
+FP16_CPU_BUDGET = {"gelu": ((125, 5.0), (320, 1.0))}
+FP16_CPU = _cpu_has_avx512_fp16()
+
+
 @pytest.mark.parametrize("name", list(OPS))
 @pytest.mark.parametrize("weights", ["linspace", "sum"])
 def test_float16_value_and_gradient_close_to_torch(torch, name, weights):
@@ -81,7 +98,12 @@ def test_float16_value_and_gradient_close_to_torch(torch, name, weights):
     w = np.linspace(-2, 2, x.size).astype(H) if weights == "linspace" else None
     ours, theirs = _value_and_grad(tg, name, x, w), _value_and_grad(torch, name, x, w)
     assert ours[0].dtype == ours[1].dtype == np.float16
-    for a, b, (most, units) in zip(ours, theirs, BUDGET[name]):
+    budget = BUDGET[name]
+    if FP16_CPU and name in FP16_CPU_BUDGET:
+        fin = np.isfinite(x)
+        ours, theirs = [a[fin] for a in ours], [b[fin] for b in theirs]
+        budget = FP16_CPU_BUDGET[name]
+    for a, b, (most, units) in zip(ours, theirs, budget):
         assert _differ(a, b) <= most
         assert _units(a, b) <= units
 
