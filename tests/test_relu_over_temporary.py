@@ -1,7 +1,8 @@
-"""nn.functional.relu writes over its input's array when nothing but the call holds the input
-(``F.relu(F.linear(...))``): the same values, node and gradients as torch, and an input that
-anything else can see (a variable, a list, a view, the array given to from_numpy, a result a
-node saved, a pack hook's copy) is never written."""
+"""relu (nn.functional.relu, the namespace function and the method) writes over its input's
+array when nothing but the call holds the input (``F.relu(F.linear(...))``): the same values,
+node and gradients as torch, and an input that anything else can see (a variable, a list, a
+view, the array given to from_numpy, a result a node saved, a pack hook's copy) is never
+written."""
 import numpy as np
 import pytest
 
@@ -13,23 +14,33 @@ from tapegrad.ops.pointwise import ReluOver
 DATA = np.array([[-1.5, -0.0, 0.0, 2.0], [np.nan, -np.inf, np.inf, 0.25], [3.0, -2.0, 1.0, -0.5]])
 
 
-def _layer(lib, x, w, b):
-    return lib.nn.functional.relu(lib.nn.functional.linear(x, w, b))
+SPELLINGS = {
+    "functional": lambda lib: lib.nn.functional.relu,
+    "namespace": lambda lib: lib.relu,
+    "method": lambda lib: lambda t: t.relu(),
+}
 
 
+def _layer(lib, x, w, b, spelling="functional"):
+    if spelling == "method":    # (called on the product itself: a lambda's parameter holds it)
+        return lib.nn.functional.linear(x, w, b).relu()
+    return SPELLINGS[spelling](lib)(lib.nn.functional.linear(x, w, b))
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_relu_of_a_product_matches_torch(dtype):
+def test_relu_of_a_product_matches_torch(dtype, spelling):
     rng = np.random.RandomState(0)
     x, w, b = rng.randn(5, 4), rng.randn(3, 4), rng.randn(3)
     ts = [tg.tensor(a, dtype=getattr(tg, dtype), requires_grad=True) for a in (x, w, b)]
-    y = _layer(tg, *ts)
+    y = _layer(tg, *ts, spelling)
     if EXACT_REFCOUNTS:
         assert type(y.grad_fn)._forward_cls is ReluOver
     assert type(y.grad_fn).__name__ == "ReluBackward0"
     (y * tg.arange(3.0, dtype=y.dtype)).sum().backward()
     torch = pytest.importorskip("torch")
     tt = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in (x, w, b)]
-    yt = _layer(torch, *tt)
+    yt = _layer(torch, *tt, spelling)
     (yt * torch.arange(3.0, dtype=yt.dtype)).sum().backward()
     tol = {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}[dtype]
     np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
@@ -47,18 +58,24 @@ def test_signed_zero_nan_and_inf_as_torch():
     np.testing.assert_array_equal(y.numpy(), yt.numpy())
 
 
-def test_an_input_held_elsewhere_is_left_alone():
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+def test_an_input_held_elsewhere_is_left_alone(spelling):
+    relu = SPELLINGS[spelling](tg)
     x = tg.tensor(DATA, requires_grad=True)
     a = x * 1.0
     kept = a.detach().numpy().copy()
-    F.relu(a)                                   # a variable
+    relu(a)                                     # a variable
     holders = [x * 1.0]
-    F.relu(holders[0])                          # a list
+    relu(holders[0])                            # a list
     base = x * 1.0
     view = base[0]
-    F.relu(base[1])                             # a view (its array is not its own)
+    relu(base[1])                               # a view (its array is not its own)
     arr = DATA.copy()
-    F.relu(tg.from_numpy(arr))                  # the array from_numpy was given
+    relu(tg.from_numpy(arr))                    # the array from_numpy was given
+    a.relu()                                    # the method, called on each directly
+    holders[0].relu()
+    base[1].relu()
+    tg.from_numpy(arr).relu()
     np.testing.assert_array_equal(a.detach().numpy(), kept)
     np.testing.assert_array_equal(holders[0].detach().numpy(), kept)
     np.testing.assert_array_equal(base.detach().numpy(), kept)

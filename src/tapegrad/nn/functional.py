@@ -6,17 +6,11 @@ poisson_nll_loss, ...) is exposed here under its name, plus the activations relu
 sigmoid.
 """
 
-import numpy as _np
-
 from .. import ops as _ops
-from .._tensor import Tensor as _Tensor
-from ..autograd.graph import sole_holder as _sole_holder
 from ..ops._registry import FUNCTIONAL as _FUNCTIONAL, METHODS as _METHODS, PUBLIC as _PUBLIC
 
 globals().update(_FUNCTIONAL)
-_relu_apply = _ops.pointwise.Relu.apply
-_relu_over_apply = _ops.pointwise.ReluOver.apply
-_FLOATS = frozenset(_np.dtype(t) for t in (_np.float16, _np.float32, _np.float64))
+_relu_apply_for = _ops.pointwise.relu_apply_for
 
 
 def relu(input, inplace=False):
@@ -32,12 +26,7 @@ def relu(input, inplace=False):
         return _PUBLIC["relu_"](input)
     # (the op's apply called from here, one frame below the caller: it finds the caller's line
     # for the saved result without walking the stack)
-    # a temporary (references: this frame's, sole_holder's parameter, getrefcount's argument)
-    # is written over: nobody can see its array change
-    if type(input) is _Tensor and input._data.dtype in _FLOATS and \
-            _sole_holder(input, None, None, 3):
-        return _relu_over_apply(input)
-    return _relu_apply(input)
+    return _relu_apply_for(input)(input)
 
 
 def tanh(input):

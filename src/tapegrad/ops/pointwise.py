@@ -668,8 +668,9 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
 
 
 class ReluOver(Relu, name="ReluBackward0"):
-    """Relu written over its input's array: ``nn.functional.relu``'s path for a floating input
-    that nothing but the call holds (``F.relu(F.linear(...))``: the product is a temporary, see
+    """Relu written over its input's array: the path of ``relu`` (the function, the method and
+    ``nn.functional.relu``) for a floating input that nothing but the call holds
+    (``F.relu(F.linear(...))``: the product is a temporary, see :func:`relu_apply_for` and
     :func:`~tapegrad.autograd.graph.sole_holder`), as hand-written code updates its
     pre-activations in place. The same node, values and derivative as :class:`Relu`; no new
     array, which in W3's step (benchmarks/) saves about 30 us per layer, the output of a 256x512
@@ -1093,7 +1094,28 @@ sin = _unary("sin", Sin, "Sine.")
 cos = _unary("cos", Cos, "Cosine.")
 tanh = _unary("tanh", Tanh, "Hyperbolic tangent. Derivative: grad * (1 - result ** 2).")
 sigmoid = _unary("sigmoid", Sigmoid, "Logistic sigmoid, stable for large |x|.")
-relu = _unary("relu", Relu, "max(input, 0); relu'(0) = 0 as in torch.")
+_relu_apply, _relu_over_apply = Relu.apply, ReluOver.apply
+_FLOAT_TYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+def relu_apply_for(input):
+    """The apply a relu of ``input`` takes: :class:`ReluOver`'s, which writes over the input's
+    array, for a floating tensor that nothing but the relu call holds (a temporary, as in
+    ``relu(linear(x, w, b))``); else :class:`Relu`'s. For ``tapegrad.relu``, ``Tensor.relu``
+    and ``nn.functional.relu``, each of which calls it with its parameter and calls the apply
+    itself (so the apply finds its caller's caller, the user's line, without a walk)."""
+    # references: the caller's parameter, this one, sole_holder's, getrefcount's argument
+    if type(input) is Tensor and input._data.dtype in _FLOAT_TYPES and \
+            sole_holder(input, None, None, 4):
+        return _relu_over_apply
+    return _relu_apply
+
+
+@op("relu")
+def relu(input):
+    """max(input, 0); relu'(0) = 0 as in torch. A temporary input (nothing else holds it) has
+    its array written over rather than a new one made (:func:`relu_apply_for`)."""
+    return relu_apply_for(input)(input)
 op("absolute")(abs)
 
 
