@@ -11,7 +11,9 @@ import tapegrad.nn.functional as F
 from tapegrad.autograd.graph import EXACT_REFCOUNTS
 from tapegrad.ops.pointwise import ReluOver
 
-DATA = np.array([[-1.5, -0.0, 0.0, 2.0], [np.nan, -np.inf, np.inf, 0.25], [3.0, -2.0, 1.0, -0.5]])
+# (tiled past relu's threshold for the path, 1,024 elements: a smaller input never takes it)
+DATA = np.tile([[-1.5, -0.0, 0.0, 2.0], [np.nan, -np.inf, np.inf, 0.25], [3.0, -2.0, 1.0, -0.5]],
+               (1, 512))
 
 
 SPELLINGS = {
@@ -31,17 +33,17 @@ def _layer(lib, x, w, b, spelling="functional"):
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_relu_of_a_product_matches_torch(dtype, spelling):
     rng = np.random.RandomState(0)
-    x, w, b = rng.randn(5, 4), rng.randn(3, 4), rng.randn(3)
+    x, w, b = rng.randn(256, 4), rng.randn(8, 4), rng.randn(8)
     ts = [tg.tensor(a, dtype=getattr(tg, dtype), requires_grad=True) for a in (x, w, b)]
     y = _layer(tg, *ts, spelling)
     if EXACT_REFCOUNTS:
         assert type(y.grad_fn)._forward_cls is ReluOver
     assert type(y.grad_fn).__name__ == "ReluBackward0"
-    (y * tg.arange(3.0, dtype=y.dtype)).sum().backward()
+    (y * tg.arange(8.0, dtype=y.dtype)).sum().backward()
     torch = pytest.importorskip("torch")
     tt = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in (x, w, b)]
     yt = _layer(torch, *tt, spelling)
-    (yt * torch.arange(3.0, dtype=yt.dtype)).sum().backward()
+    (yt * torch.arange(8.0, dtype=yt.dtype)).sum().backward()
     tol = {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}[dtype]
     np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
     for a, at in zip(ts, tt):
@@ -112,6 +114,12 @@ def test_a_pack_hook_keeps_what_it_was_given():
     np.testing.assert_allclose(x.grad.numpy(), np.exp(DATA[2]))
 
 
+def test_a_small_input_takes_the_usual_path():
+    # below 1,024 elements a new array costs no more than writing over one: the plain path
+    x = tg.tensor(DATA[:, :8], requires_grad=True)
+    assert type(F.relu(x * 1.0).grad_fn)._forward_cls is not ReluOver
+
+
 def test_integer_input_takes_the_usual_path():
     y = F.relu(tg.tensor([-2, 0, 3]) * 1)
     assert y.dtype == tg.int64
@@ -124,4 +132,4 @@ def test_double_backward_through_the_written_over_relu():
     g, = tg.autograd.grad(y.sum(), x, create_graph=True)
     gg, = tg.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(g.detach().numpy(), 2 * DATA[2])
-    np.testing.assert_allclose(gg.numpy(), np.full(4, 2.0))
+    np.testing.assert_allclose(gg.numpy(), np.full(DATA.shape[1], 2.0))

@@ -73,9 +73,10 @@ def sole_holder(t, shape, dtype, holders: int) -> bool:
     parameter and getrefcount's argument). The engine adds gradients into such a buffer; a plain
     backward writes its result into one."""
     arr = t._data
-    # references to the array: t's slot, the local, getrefcount's argument
-    return (EXACT_REFCOUNTS and arr.base is None and arr.flags.writeable and sys.getrefcount(arr) <= 3
-            and sys.getrefcount(t) <= holders
+    # references to the array: t's slot, the local, getrefcount's argument. (The cheap tests
+    # first: reading flags makes an object, and most callers' tensors are held elsewhere.)
+    return (EXACT_REFCOUNTS and sys.getrefcount(t) <= holders and arr.base is None
+            and sys.getrefcount(arr) <= 3 and arr.flags.writeable
             and (shape is None or (arr.shape == shape and arr.dtype == dtype)))
 
 

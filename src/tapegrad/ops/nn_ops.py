@@ -929,7 +929,9 @@ def _max_pool_forward(x, k, s, p):
     The arg-max follows torch's CPU kernel exactly: a later element wins only when it is greater
     than the running maximum or is NaN (so ties keep the first maximum in row-major window order
     and the last NaN wins), and padding never wins: a window whose real elements are all -inf
-    (the dtype's minimum for integers) points at its first real element."""
+    (the dtype's minimum for integers) points at its first real element. A floating input
+    without padding goes through :func:`_max_pool_by_equality` (the same result in fewer
+    passes) unless a maximum is NaN."""
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     n, c, h, w = x.shape
     floating = x.dtype.kind == "f"

@@ -18,7 +18,8 @@ from .._factories import _check_device
 from .._memory_format import (check_format, empty_in_format, memory_format, preserve_format,
                              same_strides, suggest_format)
 from .._memory_format import layout as _layout
-from ..autograd.function import NULL_CTX, ArrayFunction, saved_result, saved_result_tensor
+from ..autograd.function import (_FLOAT_DTYPES, NULL_CTX, ArrayFunction, saved_result,
+                                 saved_result_tensor)
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
 from ._registry import op
@@ -644,18 +645,18 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
     grad (so relu'(0) = 0, and a NaN input passes its gradient)."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, out=None):
         # relu(-0.) is -0. in torch: on a tie NumPy returns its second argument, except for
-        # float16, where it returns the first
+        # float16, where it returns the first. (``out``: ReluOver's x itself)
         if x.dtype == _HALF:
-            return np.maximum(x, _ZERO[_HALF])
+            return np.maximum(x, _ZERO[_HALF], out=out)
         zero = _ZERO.get(x.dtype)
         if zero is None:
             if x.dtype.kind == "b":     # (NumPy would give int64)
                 raise RuntimeError("Boolean inputs not supported for relu (relu of a bool "
                                    "tensor: convert it first, e.g. x.float())")
             zero = 0
-        return np.maximum(zero, x)
+        return np.maximum(zero, x, out=out)
 
     @staticmethod
     def backward(ctx, g):
@@ -678,9 +679,7 @@ class ReluOver(Relu, name="ReluBackward0"):
 
     @staticmethod
     def forward(ctx, x):
-        if x.dtype == _HALF:
-            return np.maximum(x, _ZERO[_HALF], out=x)
-        return np.maximum(_ZERO[x.dtype], x, out=x)
+        return Relu.forward(ctx, x, x)
 
 
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -1095,18 +1094,19 @@ cos = _unary("cos", Cos, "Cosine.")
 tanh = _unary("tanh", Tanh, "Hyperbolic tangent. Derivative: grad * (1 - result ** 2).")
 sigmoid = _unary("sigmoid", Sigmoid, "Logistic sigmoid, stable for large |x|.")
 _relu_apply, _relu_over_apply = Relu.apply, ReluOver.apply
-_FLOAT_TYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_OVER_MIN = 1024
 
 
 def relu_apply_for(input):
     """The apply a relu of ``input`` takes: :class:`ReluOver`'s, which writes over the input's
-    array, for a floating tensor that nothing but the relu call holds (a temporary, as in
-    ``relu(linear(x, w, b))``); else :class:`Relu`'s. For ``tapegrad.relu``, ``Tensor.relu``
+    array, for a floating tensor of at least 1,024 elements that nothing but the relu call holds
+    (a temporary, as in ``relu(linear(x, w, b))``); else :class:`Relu`'s. For ``tapegrad.relu``, ``Tensor.relu``
     and ``nn.functional.relu``, each of which calls it with its parameter and calls the apply
     itself (so the apply finds its caller's caller, the user's line, without a walk)."""
-    # references: the caller's parameter, this one, sole_holder's, getrefcount's argument
-    if type(input) is Tensor and input._data.dtype in _FLOAT_TYPES and \
-            sole_holder(input, None, None, 4):
+    # references: the caller's parameter, this one, sole_holder's, getrefcount's argument.
+    # (Below _OVER_MIN elements a new array costs no more than writing over, warm.)
+    if type(input) is Tensor and input._data.size >= _OVER_MIN and \
+            input._data.dtype in _FLOAT_DTYPES and sole_holder(input, None, None, 4):
         return _relu_over_apply
     return _relu_apply
 
