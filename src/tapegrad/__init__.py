@@ -25,6 +25,8 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from ._factories import *  # noqa: F401,F403
 from . import ops as _ops
 from . import autograd
+# (loaded for what it does: it gives the node classes torch's _saved_* attributes)
+from .autograd import saved_attrs as _saved_attrs  # noqa: F401
 from . import cuda
 from ._compat import *  # noqa: F401,F403
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 
 import numpy as np
 
@@ -373,11 +374,23 @@ def _make_apply(cls, operands):
             _untracked_view(t, args[0])
         return t
 
-    apply.__qualname__ = f"{cls.__qualname__}.apply"
+    qualname = f"{cls.__qualname__}.apply"
+    if _SPECIALISING:
+        # a code object of its own for each op: CPython specialises an attribute access for the
+        # one class it meets, and with one code object for all ops the node's every field
+        # access met another class at each op (W1's forward: about 2.5% fewer instructions)
+        apply = types.FunctionType(apply.__code__.replace(co_qualname=qualname),
+                                   apply.__globals__, apply.__name__, apply.__defaults__,
+                                   apply.__closure__)
+    apply.__qualname__ = qualname
     apply.__doc__ = (f"Run {cls.__name__} on ``args`` (tensors, numbers, other arguments) and "
                      f"return its result, recorded in the graph when grad mode is on and an input "
                      f"requires grad.")
     return apply
+
+
+# CPython 3.11+ specialises each bytecode instruction for the types it meets (PEP 659)
+_SPECIALISING = sys.implementation.name == "cpython" and sys.version_info >= (3, 11)
 
 
 def _operand_apply(apply, args):

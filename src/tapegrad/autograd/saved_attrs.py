@@ -2,17 +2,19 @@
 torch's generated nodes give it (derivatives.yaml's argument names: ``self``, ``other``,
 ``result``, ``self_sym_sizes``, ``dim``...).
 
-Read only when a user asks (``Node.__getattr__`` comes here for a name that starts with
-``_saved_`` or ``_raw_saved_``): nothing is added to a node when it is made or run. Each node
-class named in :data:`SAVED` maps attribute names to a getter of the node.
+Read only when a user asks: each is a property of the node classes named in :data:`SAVED`
+(which maps attribute names to a getter of the node), given to them when this module loads
+(``import tapegrad`` loads it) or, for a class made later, when the class is made
+(``Node.__init_subclass__``). Nothing is added to a node when it is made or run.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._tensor import _make
+from . import graph as _graph
 from .function import freed_error, hooked_entry, unpack_hooked, unpack_saved
-from .graph import FREED, saved_entries, set_saved_entry
+from .graph import FREED, Node, saved_entries, set_saved_entry
 
 _U64 = (1 << 64) - 1
 
@@ -183,13 +185,21 @@ for _name in ("SinBackward0", "CosBackward0", "TanBackward0", "LogBackward0", "L
 SAVED["ReciprocalBackward0"] = _RESULT
 
 
-def saved_attr(node, name):
-    """``node``'s torch attribute ``name`` (AttributeError, as for any missing attribute, where
-    torch's node of that class has none: see :data:`SAVED`)."""
-    get = SAVED.get(type(node).__name__, {}).get(name)
-    if get is None:
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
-    return get(node)
+def give_saved_attrs(cls):
+    """Give node class ``cls`` the ``_saved_*`` / ``_raw_saved_*`` attributes torch's node of its
+    name has (:data:`SAVED`), as properties; a name torch's node lacks stays missing
+    (AttributeError, as for any attribute)."""
+    for name, get in SAVED.get(cls.__name__, {}).items():
+        setattr(cls, name, property(get))
+
+
+def _give_all():
+    todo = [Node]
+    while todo:
+        cls = todo.pop()
+        give_saved_attrs(cls)
+        todo.extend(cls.__subclasses__())
+    _graph.saved_attr_props = give_saved_attrs
 
 
 def saved_names(node):
@@ -246,3 +256,6 @@ class SavedTensor:
             node._saved = [hooked]
         else:
             set_saved_entry(node, k, hooked)
+
+
+_give_all()
