@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -96,6 +97,10 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 
 
 # ---- running -----------------------------------------------------------------------------------
+# each timed worker's memory layout seed (worker.shuffle_layout), drawn afresh for every process
+_LAYOUTS = random.Random()
+
+
 def worker_env(threads, job_workload):
     """The worker's environment: ``threads`` in every BLAS/OpenMP variable, or none of them
     when ``threads`` is None (each library's default)."""
@@ -121,6 +126,8 @@ def run_worker(job, fw, args, check_path=None, profile_path=None):
     threads = None if jid in DEFAULT_THREAD_JOBS else args.threads
     cmd = [sys.executable, os.path.join(HERE, "worker.py"), wl, fw, "--iters", str(iters),
            "--warmup", str(warmup)] + (["--threads", str(threads)] if threads else []) + extra
+    if not args.fixed_layout:
+        cmd += ["--layout-seed", str(_LAYOUTS.randrange(1 << 31))]
     if check_path:
         cmd += ["--check", check_path]
     if profile_path:
@@ -377,7 +384,8 @@ def markdown(meta, rows, checks, failures):
                 else "") + " · "
              f"{meta['repeats']} repetitions{_more_reps(meta)}{' (--quick)' if meta['quick'] else ''}"
              f", medians · "
-             f"GC {'off while timing' if meta['no_gc'] else 'on'} · optimizer: "
+             f"GC {'off while timing' if meta['no_gc'] else 'on'} · memory layout: "
+             f"{'fixed' if meta.get('fixed_layout') else 'drawn per process'} · optimizer: "
              f"{meta.get('optimizer', '?')} · wall {meta['wall_s'] / 60:.1f} min")
     L.append("")
     L.append("Ratios are tapegrad / other (lower is better), each the median of the repetitions' "
@@ -565,6 +573,9 @@ def main(argv=None):
                    help="comma-separated workloads (e.g. W1,W3) to also cProfile for tapegrad; "
                         "written to OUT/profile_<W>.txt")
     p.add_argument("--timeout", type=int, default=600, help="seconds per worker process")
+    p.add_argument("--fixed-layout", action="store_true",
+                   help="no memory layout drawn per process (worker.py --layout-seed): every "
+                        "repetition of a build then shares one layout")
     args = p.parse_args(argv)
     repeats = args.repeats or (2 if args.quick else 5)
     only = None if not args.only else {w.strip().upper() for w in args.only.split(",")}
@@ -639,7 +650,7 @@ def main(argv=None):
             "repeats": repeats, "quick": args.quick,
             "repeats_by_job": {j[0]: repeats * REPEAT_FACTOR[j[0]] for j in jobs
                                if j[0] in REPEAT_FACTOR},
-            "no_gc": args.no_gc, "wall_s": wall,
+            "no_gc": args.no_gc, "fixed_layout": args.fixed_layout, "wall_s": wall,
             "optimizer": ", ".join(f"{v}" for v in optimizer.values() if v)}
     rows, plotted = write_results(args.out, meta, raw, checks, failures, profiles)
 

@@ -139,7 +139,27 @@ def time_matmul(after=None):
     return take
 
 
+def shuffle_layout(seed):
+    """Allocate a random amount of memory, ``seed`` choosing how much, and return it to be kept
+    alive, so that the objects the framework and the workload make next land at other addresses
+    (other cache sets, other offsets in the allocator's pools) than in a process that did not.
+    A process's layout is fixed by its code: without this, every repetition of one build shares
+    one layout, and a change that only moves objects (an unrelated allocation at import) moved
+    W1's time by 5% in either direction. With a layout drawn per process, the median over the
+    repetitions is a median over layouts (as Stabilizer does, Curtsinger and Berger, ASPLOS
+    2013)."""
+    import random
+    rng = random.Random(seed)
+    keep = [bytes(rng.randrange(1, 600)) for _ in range(rng.randrange(20_000))]
+    keep += [[None] * rng.randrange(1, 50) for _ in range(rng.randrange(5_000))]
+    keep.append(bytearray(rng.randrange(1 << 22)))
+    return keep
+
+
 def run_timed(args, result):
+    # (before the framework is imported: its modules and objects move too)
+    _kept = shuffle_layout(args.layout_seed) if args.layout_seed is not None else None
+    result["layout_seed"] = args.layout_seed
     bench = W.build(args.workload, args.framework, args.threads)
     wait = args.wait_after_matmul / 1e3
     matmul_time = time_matmul((lambda: spin(wait)) if wait else None) \
@@ -286,6 +306,10 @@ def main(argv=None):
                                      "iterations to this file")
     p.add_argument("--profile-lines", type=int, default=25)
     p.add_argument("--no-gc", action="store_true", help="disable the cyclic GC while timing")
+    p.add_argument("--layout-seed", type=int, default=None,
+                   help="timed workloads (not W6, W7): allocate a random amount of memory "
+                        "first, drawn from this seed, so the process gets a memory layout of "
+                        "its own (see shuffle_layout); run.py gives each process a seed")
     p.add_argument("--time-matmul", action="store_true",
                    help="also time the step's numpy.matmul calls (phases 'matmul' and 'rest'; "
                         "tapegrad and NumPy only)")

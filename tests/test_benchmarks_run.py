@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 run = pytest.importorskip("benchmarks.run")
 
 
-def _launched(monkeypatch, jid, threads):
+def _launched(monkeypatch, jid, threads, fixed_layout=False):
     seen = {}
 
     def fake(cmd, **kw):
@@ -26,7 +26,8 @@ def _launched(monkeypatch, jid, threads):
     monkeypatch.setattr(subprocess, "run", fake)
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
     job = next(j for j in run.JOBS if j[0] == jid)
-    args = types.SimpleNamespace(quick=True, threads=threads, no_gc=False, timeout=5)
+    args = types.SimpleNamespace(quick=True, threads=threads, no_gc=False, timeout=5,
+                                 fixed_layout=fixed_layout)
     run.run_worker(job, "torch", args)
     return seen["cmd"], seen["env"]
 
@@ -41,6 +42,26 @@ def test_w3_dt_runs_with_each_librarys_default_threads(monkeypatch):
     cmd, env = _launched(monkeypatch, "W3-dt", 1)
     assert "--threads" not in cmd and cmd[2] == "W3"
     assert not any(k in env for k in run.THREAD_VARS)    # (also one the caller had set)
+
+
+def test_each_worker_gets_a_layout_seed_of_its_own(monkeypatch):
+    seeds = {int(cmd[cmd.index("--layout-seed") + 1])
+             for cmd, _ in (_launched(monkeypatch, "W3", 1) for _ in range(8))}
+    assert len(seeds) >= 7
+    cmd, _ = _launched(monkeypatch, "W3", 1, fixed_layout=True)
+    assert "--layout-seed" not in cmd
+
+
+def test_shuffle_layout_draws_the_same_memory_for_a_seed_and_other_memory_for_others():
+    worker = pytest.importorskip("benchmarks.worker")
+
+    def sizes(seed):
+        kept = worker.shuffle_layout(seed)
+        return [len(x) for x in kept]
+
+    assert sizes(3) == sizes(3)
+    assert len({tuple(sizes(s)) for s in range(6)}) == 6
+    assert sum(sizes(11)) > 0
 
 
 def test_instruction_counts_read_callgrinds_total_at_one_thread(monkeypatch):
