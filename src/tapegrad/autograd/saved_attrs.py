@@ -2,10 +2,10 @@
 torch's generated nodes give it (derivatives.yaml's argument names: ``self``, ``other``,
 ``result``, ``self_sym_sizes``, ``dim``...).
 
-Read only when a user asks: each is a property of the node classes named in :data:`SAVED`
-(which maps attribute names to a getter of the node), given to them when this module loads
-(``import tapegrad`` loads it) or, for a class made later, when the class is made
-(``Node.__init_subclass__``). Nothing is added to a node when it is made or run.
+Read only when a user asks: each is a read-only attribute (:class:`SavedAttr`) of the node
+classes named in :data:`SAVED` (which maps attribute names to a getter of the node), given to
+them when this module loads (``import tapegrad`` loads it) or, for a class made later, when the
+class is made (``Node.__init_subclass__``). Nothing is added to a node when it is made or run.
 """
 from __future__ import annotations
 
@@ -185,12 +185,35 @@ for _name in ("SinBackward0", "CosBackward0", "TanBackward0", "LogBackward0", "L
 SAVED["ReciprocalBackward0"] = _RESULT
 
 
+class SavedAttr:
+    """A node class's torch attribute ``name``: read through ``get(node)``; set or deleted, the
+    AttributeError torch's read-only attribute raises."""
+
+    __slots__ = ("get", "name", "owner")
+
+    def __init__(self, name, owner, get):
+        self.name, self.owner, self.get = name, owner, get
+
+    def __get__(self, node, cls=None):
+        return self if node is None else self.get(node)
+
+    def __set__(self, node, value):
+        raise AttributeError(f"attribute '{self.name}' of '{self.owner}' objects is not writable")
+
+    def __delete__(self, node):
+        self.__set__(node, None)
+
+    def __repr__(self):
+        return f"<attribute '{self.name}' of '{self.owner}' objects>"
+
+
 def give_saved_attrs(cls):
     """Give node class ``cls`` the ``_saved_*`` / ``_raw_saved_*`` attributes torch's node of its
-    name has (:data:`SAVED`), as properties; a name torch's node lacks stays missing
-    (AttributeError, as for any attribute)."""
+    name has (:data:`SAVED`), read-only, as torch's; a name torch's node lacks stays missing
+    (AttributeError, as for any attribute), and one the class defines itself stays its own."""
     for name, get in SAVED.get(cls.__name__, {}).items():
-        setattr(cls, name, property(get))
+        if name not in cls.__dict__:
+            setattr(cls, name, SavedAttr(name, cls.__name__, get))
 
 
 def _give_all():
