@@ -402,9 +402,9 @@ class disable_saved_tensors_hooks:
         return wrapper
 
 
-# gives a node class torch's ``_saved_<name>`` / ``_raw_saved_<name>`` attributes (properties);
-# set by autograd.saved_attrs when it loads, which gives them to the classes made before it
-saved_attr_props = None
+# gives a node class torch's read-only ``_saved_<name>`` / ``_raw_saved_<name>`` attributes: set
+# by autograd.saved_attrs when it loads, which gives them to the classes made before it
+give_saved_attrs = None
 
 
 class Node:
@@ -488,13 +488,13 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def __init_subclass__(cls, **kwargs):
-        # torch's ``_saved_<name>`` attributes are properties of the classes that have them, not a
+        # torch's ``_saved_<name>`` attributes are attributes of the classes that have them, not a
         # ``__getattr__`` here: CPython 3.11+ specialises no attribute read of an object whose
         # class has ``__getattr__``, and every read of a node's fields went the slow generic way
         # (W1 ran about 3% more instructions an op)
         super().__init_subclass__(**kwargs)
-        if saved_attr_props is not None:
-            saved_attr_props(cls)
+        if give_saved_attrs is not None:
+            give_saved_attrs(cls)
 
     def __dir__(self):
         from .saved_attrs import saved_names

@@ -222,7 +222,7 @@ def _give_all():
         cls = todo.pop()
         give_saved_attrs(cls)
         todo.extend(cls.__subclasses__())
-    _graph.saved_attr_props = give_saved_attrs
+    _graph.give_saved_attrs = give_saved_attrs
 
 
 def saved_names(node):
