@@ -97,6 +97,17 @@ def test_saved_attributes_are_read_only_as_torchs():
         type((torch.tensor([1.0], requires_grad=True) * torch.tensor([2.0])).grad_fn)._saved_self)
 
 
+def test_dir_lists_torchs_saved_names():
+    torch = pytest.importorskip("torch")
+
+    def names(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        return [[n for n in dir(y.grad_fn) if n.startswith(("_saved", "_raw_saved"))]
+                for y in (x * x, x.tanh(), x.sum(), x * 2.0)]
+
+    assert names(tg) == names(torch)
+
+
 def test_a_node_class_made_later_gets_its_attributes():
     cls = type("SumBackward0", (Node,), {"__slots__": ()})
     assert type(cls.__dict__["_saved_self_sym_sizes"]).__name__ == "SavedAttr"

@@ -497,9 +497,9 @@ class Node:
             give_saved_attrs(cls)
 
     def __dir__(self):
-        from .saved_attrs import saved_names
-        # (``_saved`` is tapegrad's slot, which torch's nodes do not have)
-        return sorted(n for n in {*super().__dir__(), *saved_names(self)} if n != "_saved")
+        # (``_saved`` is tapegrad's slot, which torch's nodes do not have; torch's ``_saved_*``
+        # names are the class's, so the usual listing has them)
+        return sorted(n for n in super().__dir__() if n != "_saved")
 
 
 def new_node(cls):

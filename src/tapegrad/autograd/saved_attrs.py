@@ -225,11 +225,6 @@ def _give_all():
     _graph.give_saved_attrs = give_saved_attrs
 
 
-def saved_names(node):
-    """The ``_saved_*`` and ``_raw_saved_*`` names ``node`` answers (for ``dir``)."""
-    return list(SAVED.get(type(node).__name__, ()))
-
-
 class SavedTensor:
     """One tensor a node saved (``grad_fn._raw_saved_<name>``), as torch's
     ``torch._C._autograd.SavedTensor``: :meth:`register_hooks` sets a pack/unpack pair for it

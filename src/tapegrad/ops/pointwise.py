@@ -1100,9 +1100,10 @@ _OVER_MIN = 1024
 def relu_apply_for(input):
     """The apply a relu of ``input`` takes: :class:`ReluOver`'s, which writes over the input's
     array, for a floating tensor of at least 1,024 elements that nothing but the relu call holds
-    (a temporary, as in ``relu(linear(x, w, b))``); else :class:`Relu`'s. For ``tapegrad.relu``, ``Tensor.relu``
-    and ``nn.functional.relu``, each of which calls it with its parameter and calls the apply
-    itself (so the apply finds its caller's caller, the user's line, without a walk)."""
+    (a temporary, as in ``relu(linear(x, w, b))``); else :class:`Relu`'s. For
+    ``tapegrad.relu``, ``Tensor.relu`` and ``nn.functional.relu``, each of which calls it with
+    its parameter and calls the apply itself (so the apply finds its caller's caller, the user's
+    line, without a walk)."""
     # references: the caller's parameter, this one, sole_holder's, getrefcount's argument.
     # (Below _OVER_MIN elements a new array costs no more than writing over, warm.)
     if type(input) is Tensor and input._data.size >= _OVER_MIN and \
