@@ -27,7 +27,7 @@ from . import ops as _ops
 from . import autograd
 # (loaded for what it does: it gives the node classes torch's _saved_* attributes)
 from .autograd import saved_attrs as _saved_attrs  # noqa: F401
-from . import cuda
+from . import cpu, cuda
 from ._compat import *  # noqa: F401,F403
 
 globals().update(_ops.PUBLIC)

@@ -15,6 +15,8 @@ import sys
 import threading
 import weakref
 
+import numpy as np
+
 from .grad_mode import state as _grad_state
 
 # nodes are numbered in creation order, so a node's number is higher than that of every node its
@@ -67,7 +69,8 @@ EXACT_REFCOUNTS = (sys.implementation.name == "cpython"
 
 def sole_holder(t, shape, dtype, holders: int) -> bool:
     """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
-    caller can see it: the array owns its memory, is writeable, has ``shape`` and ``dtype`` (any,
+    caller can see it: the array owns its memory (or is a view of an array that only it holds:
+    a result from :mod:`tapegrad.cpu`'s cache), is writeable, has ``shape`` and ``dtype`` (any,
     when ``shape`` is None), is referenced by ``t`` alone, and ``t`` has at most ``holders``
     references, the count the caller's own frames account for (including this function's
     parameter and getrefcount's argument). The engine adds gradients into such a buffer; a plain
@@ -75,9 +78,14 @@ def sole_holder(t, shape, dtype, holders: int) -> bool:
     arr = t._data
     # references to the array: t's slot, the local, getrefcount's argument. (The cheap tests
     # first: reading flags makes an object, and most callers' tensors are held elsewhere.)
-    return (EXACT_REFCOUNTS and sys.getrefcount(t) <= holders and arr.base is None
-            and sys.getrefcount(arr) <= 3 and arr.flags.writeable
-            and (shape is None or (arr.shape == shape and arr.dtype == dtype)))
+    if not (EXACT_REFCOUNTS and sys.getrefcount(t) <= holders and sys.getrefcount(arr) <= 3):
+        return False
+    base = arr.base
+    # references to a base: arr's, the local, getrefcount's argument
+    if base is not None and (type(base) is not np.ndarray or base.base is not None
+                             or sys.getrefcount(base) > 3):
+        return False
+    return arr.flags.writeable and (shape is None or (arr.shape == shape and arr.dtype == dtype))
 
 
 def user_stacklevel() -> int:

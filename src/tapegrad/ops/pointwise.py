@@ -22,6 +22,7 @@ from ..autograd.function import (_FLOAT_DTYPES, NULL_CTX, ArrayFunction, saved_r
                                  saved_result_tensor)
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import sole_holder
+from ..cpu import MIN_BYTES as _BIG, out_like, out_like2
 from ._registry import op
 from ._util import (_F32, _HALF, Tensor, _make, _weak, _zeros_of, broadcast_error,
                     check_operand, coerce_operand, float_result, half_scalar, promote, to_float)
@@ -96,10 +97,14 @@ class Add(ArrayFunction, name="AddBackward0", scalar_edges=2, operands=True):
             cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
             w = None if cache is None else cache.get(b)
             if w is not None:
+                if a.nbytes >= _BIG:    # (a buffer from the cache: see tapegrad.cpu)
+                    return np.add(a, w, out=out_like(a))
                 # (0-d: NumPy's scalars add in the same precision for a third of the cost)
                 return a + w if a.ndim else a[()] + w[()]
         a, b = promote(a, b)
         if alpha is None:
+            if type(b) is _nd and type(a) is _nd and a.nbytes >= _BIG:
+                return np.add(a, b, out=out_like2(a, b))
             return a + b
         ctx.alpha = alpha = _alpha_number(alpha, "add")
         return _scaled(a, b, alpha, "add")
@@ -120,7 +125,7 @@ class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
             cache = _weak.get(a.dtype)    # (promote's hottest case, inlined, as in Mul)
             w = None if cache is None else cache.get(b)
             if w is not None:
-                return a - w
+                return np.subtract(a, w, out=out_like(a)) if a.nbytes >= _BIG else a - w
         if type(b) is _nd:
             # (one bool array and one of another dtype is let through: tapegrad's own formulas
             # subtract a bool tensor from a float one, the losses' gradients among them)
@@ -130,6 +135,8 @@ class Sub(ArrayFunction, name="SubBackward0", scalar_edges=2):
             raise _sub_error(a, b)
         a, b = promote(a, b)
         if alpha is None:
+            if type(b) is _nd and type(a) is _nd and a.nbytes >= _BIG:
+                return np.subtract(a, b, out=out_like2(a, b))
             return a - b
         ctx.alpha = alpha = _alpha_number(alpha, "sub")
         return _scaled(a, b, alpha, "sub", -1)
@@ -199,6 +206,8 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                 if w is not None:
                     if ctx is not NULL_CTX:
                         ctx._saved = _MUL_SAVED.get(b) or _mul_saved(b)
+                    if a.nbytes >= _BIG:    # (as in Add)
+                        return np.multiply(a, w, out=out_like(a))
                     return a * w if a.ndim else a[()] * w[()]   # (0-d: as in Add)
         if ctx is not NULL_CTX:
             if tb is not _nd:
@@ -221,8 +230,10 @@ class Mul(ArrayFunction, name="MulBackward0", scalar_edges=2, operands=True):
                 elif a.dtype is _HALF:  # (float16 has no table: torch multiplies in float32)
                     return half_scalar(np.multiply, a, b)
         elif tb is _nd and a.dtype is b.dtype:
-            return a * b
+            return np.multiply(a, b, out=out_like2(a, b)) if a.nbytes >= _BIG else a * b
         a, b = promote(a, b)
+        if type(a) is _nd and type(b) is _nd and a.nbytes >= _BIG:
+            return np.multiply(a, b, out=out_like2(a, b))
         return a * b
 
     @staticmethod
@@ -271,12 +282,14 @@ class Div(ArrayFunction, name="DivBackward0", scalar_edges=2):
                 if cache is not None:
                     w = cache.get(b)
                     if w is not None:
-                        return a / w
+                        return np.true_divide(a, w, out=out_like(a)) if a.nbytes >= _BIG else a / w
                 elif a.dtype is _HALF:  # (float16 has no table: torch divides in float32)
                     return half_scalar(np.true_divide, a, b)
         elif tb is _nd and a.dtype is b.dtype and a.dtype.kind == "f":
-            return a / b
+            return np.true_divide(a, b, out=out_like2(a, b)) if a.nbytes >= _BIG else a / b
         a, b = float_result(a, b)
+        if type(a) is _nd and type(b) is _nd and a.nbytes >= _BIG:
+            return np.true_divide(a, b, out=out_like2(a, b))
         return a / b
 
     @staticmethod
@@ -296,7 +309,7 @@ class Neg(ArrayFunction, name="NegBackward0"):
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        return np.negative(x)
+        return np.negative(x, out=out_like(x)) if x.nbytes >= _BIG else np.negative(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -414,7 +427,8 @@ class Exp(ArrayFunction, name="ExpBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        return np.exp(to_float(x))
+        x = to_float(x)
+        return np.exp(x, out=out_like(x)) if x.nbytes >= _BIG else np.exp(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -432,8 +446,9 @@ class Log(ArrayFunction, name="LogBackward0"):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        x = to_float(x)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(to_float(x))
+            return np.log(x, out=out_like(x)) if x.nbytes >= _BIG else np.log(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -518,7 +533,8 @@ class Tanh(ArrayFunction, name="TanhBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        return np.tanh(to_float(x))
+        x = to_float(x)
+        return np.tanh(x, out=out_like(x)) if x.nbytes >= _BIG else np.tanh(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -568,7 +584,7 @@ class TanhGrad(ArrayFunction, name="TanhBackwardBackward0"):
         if dt is _HALF:     # computed in float32 and rounded once, as torch
             return TanhGrad.forward(NULL_CTX, g.astype(_F32), y.astype(_F32)).astype(_HALF)
         if y.ndim and g.shape == y.shape:
-            t = y * y
+            t = np.multiply(y, y, out=out_like(y)) if y.nbytes >= _BIG else y * y
         elif not y.ndim and not g.ndim:
             # 0-d: NumPy's scalars, same rounding, for a quarter of the cost of 0-d arrays
             yv = y[()]
@@ -601,7 +617,10 @@ class Sigmoid(ArrayFunction, name="SigmoidBackward0", saves_result=True):
         half = x.dtype is _HALF
         if half:    # computed in float32 and rounded once, as torch
             x = x.astype(_F32)
-        y = np.negative(x, out=np.empty_like(x))  # an array even for 0-d input
+        y = out_like(x) if x.nbytes >= _BIG else None
+        if y is None:
+            y = np.empty_like(x)    # (an array even for 0-d input)
+        np.negative(x, out=y)
         np.exp(y, out=y)
         y += 1
         np.reciprocal(y, out=y)
@@ -623,7 +642,7 @@ class SigmoidGrad(ArrayFunction, name="SigmoidBackwardBackward0"):
             ctx.save_for_backward(g, y)
         dt = y.dtype    # (float16 stays float16 here: torch's CPU kernel computes it in half)
         if y.ndim and g.shape == y.shape:
-            t = _ONE[dt] - y
+            t = np.subtract(_ONE[dt], y, out=out_like(y)) if y.nbytes >= _BIG else _ONE[dt] - y
         else:   # 0-d (where NumPy gives a scalar) or broadcast: an array of the result's shape
             t = np.subtract(_ONE[dt], y, out=np.empty(_out_shape(g, y), dt))
         # torch's order, grad * (1 - y) * y, so the rounding is the same
@@ -648,6 +667,8 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
     def forward(ctx, x, out=None):
         # relu(-0.) is -0. in torch: on a tie NumPy returns its second argument, except for
         # float16, where it returns the first. (``out``: ReluOver's x itself)
+        if out is None and x.nbytes >= _BIG:
+            out = out_like(x)
         if x.dtype == _HALF:
             return np.maximum(x, _ZERO[_HALF], out=out)
         zero = _ZERO.get(x.dtype)

@@ -1,0 +1,204 @@
+"""tapegrad.cpu: torch.cpu's queries, and the cache of large result buffers (a result of 1 MiB or
+more reuses the buffer of a dead one). The cache changes no value, dtype, shape or stride; a
+buffer someone still holds is never handed out again."""
+import gc
+
+import numpy as np
+import pytest
+
+import tapegrad as tg
+from tapegrad.autograd.graph import EXACT_REFCOUNTS, sole_holder
+from tapegrad.cpu import MIN_BYTES, out_like
+
+needs_cache = pytest.mark.skipif(not EXACT_REFCOUNTS,
+                                 reason="results are cached on CPython 3.11-3.13 with the GIL")
+SHAPE = (512, 512)      # float32: 1 MiB, the smallest cached size
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    limit = tg.cpu.cache_limit()
+    tg.cpu.empty_cache()
+    yield
+    tg.cpu.set_cache_limit(limit)
+    tg.cpu.empty_cache()
+
+
+def _big(seed=0, dtype=np.float32, shape=SHAPE):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _buffer(t):
+    """The cache buffer under tensor ``t``'s array (None: NumPy's own memory)."""
+    return t._data.base
+
+
+def test_cpu_queries_match_torch(torch):
+    assert tg.cpu.is_available() is torch.cpu.is_available() is True
+    assert tg.cpu.device_count() == torch.cpu.device_count() == 1
+    assert tg.cpu.current_device() == torch.cpu.current_device() == "cpu"
+    assert tg.cpu.synchronize() is None and torch.cpu.synchronize() is None
+
+
+def test_min_bytes_is_one_mebibyte():
+    assert MIN_BYTES == 1 << 20
+    assert SHAPE[0] * SHAPE[1] * 4 == MIN_BYTES
+
+
+@needs_cache
+def test_a_dead_result_buffer_is_reused():
+    x = tg.tensor(_big())
+    y = x.exp()
+    buf = _buffer(y)
+    assert buf is not None and buf.dtype == np.uint8 and buf.nbytes == MIN_BYTES
+    addr = y._data.__array_interface__["data"][0]
+    del buf
+    assert tg.cpu.cached_memory() == 0
+    del y
+    assert tg.cpu.cached_memory() == MIN_BYTES
+    z = x.tanh()
+    assert z._data.__array_interface__["data"][0] == addr
+    assert tg.cpu.cached_memory() == 0
+    np.testing.assert_array_equal(z.numpy(), np.tanh(x.numpy()))
+
+
+@needs_cache
+def test_small_and_strided_results_come_from_numpy():
+    small = tg.tensor(_big(shape=(511, 512))).exp()     # one row under 1 MiB
+    assert _buffer(small) is None
+    xt = tg.tensor(_big()).t()
+    y = xt.exp()    # NumPy's order follows the input's, as torch's strides do
+    assert _buffer(y) is None
+    assert y.stride() == xt.stride() == (1, 512)
+
+
+@needs_cache
+def test_a_buffer_someone_holds_is_not_handed_out():
+    x = tg.tensor(_big())
+    y = x.exp()
+    kept = y.numpy()                # the user's array: the same memory
+    base = _buffer(y)               # and its buffer, taken by hand
+    expected = kept.copy()
+    del y, kept
+    gc.collect()
+    assert tg.cpu.cached_memory() == 0      # base is held: the buffer stays out of the cache
+    for _ in range(3):
+        x.tanh()
+    np.testing.assert_array_equal(base.view(np.float32).reshape(SHAPE), expected)
+
+    v = x.exp()[::2]     # a view keeps its base tensor's buffer
+    gc.collect()
+    assert tg.cpu.cached_memory() == 0
+    expected = v.numpy().copy()
+    x.tanh()
+    np.testing.assert_array_equal(v.numpy(), expected)
+    del v
+    assert tg.cpu.cached_memory() == MIN_BYTES
+
+
+@needs_cache
+@pytest.mark.parametrize("name, fn", [
+    ("add", lambda a, b: a + b), ("add number", lambda a, b: a + 0.5),
+    ("sub", lambda a, b: a - b), ("sub number", lambda a, b: a - 0.5),
+    ("mul", lambda a, b: a * b), ("mul number", lambda a, b: a * 1.5),
+    ("div", lambda a, b: a / b), ("div number", lambda a, b: a / 3.0),
+    ("neg", lambda a, b: -a), ("exp", lambda a, b: a.exp()), ("log", lambda a, b: a.abs().log()),
+    ("tanh", lambda a, b: a.tanh()), ("sigmoid", lambda a, b: a.sigmoid()),
+    ("relu", lambda a, b: a.relu()),
+])
+def test_covered_ops_use_the_cache(name, fn):
+    a, b = tg.tensor(_big(1)), tg.tensor(_big(2))
+    out = fn(a, b)
+    assert _buffer(out) is not None, name
+    assert out.dtype == tg.float32 and out.shape == SHAPE and out.stride() == (512, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_and_gradients_match_torch(torch, dtype):
+    """The W4 kind of chain on cached buffers, through backward and a second derivative: the
+    same values as torch (and as with the cache off)."""
+    an, bn = _big(3, dtype), _big(4, dtype)
+
+    def run(lib):
+        a = lib.tensor(an, requires_grad=True)
+        b = lib.tensor(bn, requires_grad=True)
+        c = (a * b + a).tanh() - b
+        c = (c * 0.5).exp() * a
+        c = (c.sigmoid() / (b * b + 1.0)).relu() - (-a).exp().log1p()
+        g, = lib.autograd.grad(c.sum(), a, create_graph=True)
+        (g * g).sum().backward()
+        return c.detach().numpy(), g.detach().numpy(), a.grad.numpy(), b.grad.numpy()
+
+    ours = run(tg)
+    tg.cpu.set_cache_limit(0)
+    plain = run(tg)
+    theirs = run(torch)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for mine, off, ref in zip(ours, plain, theirs):
+        np.testing.assert_array_equal(mine, off)
+        np.testing.assert_allclose(mine, ref, rtol=tol, atol=tol)
+
+
+@needs_cache
+def test_a_cached_result_may_be_written_in_place_by_backward():
+    """The in-place paths (sole_holder) treat a cached result as an array of its own, and refuse
+    it once another holder appears. (References to t: the local, sole_holder's parameter,
+    getrefcount's argument.)"""
+    t = tg.tensor(_big()).exp()
+    assert _buffer(t) is not None
+    dt = t._data.dtype
+    # (each result is named before its assert: pytest's rewritten asserts hold what they show)
+    alone = sole_holder(t, SHAPE, dt, 3)
+    assert alone
+    other = t._data[:1]     # another view of the same buffer
+    shared = sole_holder(t, SHAPE, dt, 3)
+    assert not shared
+    del other
+    base = _buffer(t)
+    shared = sole_holder(t, SHAPE, dt, 3)
+    assert not shared
+    del base
+    alone = sole_holder(t, SHAPE, dt, 3)
+    assert alone
+
+
+@needs_cache
+def test_limit_and_empty_cache():
+    x = tg.tensor(_big())
+    ys = [x.exp() for _ in range(3)]
+    del ys
+    assert tg.cpu.cached_memory() == 3 * MIN_BYTES
+    tg.cpu.set_cache_limit(2 * MIN_BYTES)
+    assert tg.cpu.cache_limit() == 2 * MIN_BYTES
+    assert tg.cpu.cached_memory() == 2 * MIN_BYTES
+    ys = [x.exp() for _ in range(4)]    # two from the cache, two new
+    assert tg.cpu.cached_memory() == 0
+    del ys
+    assert tg.cpu.cached_memory() == 2 * MIN_BYTES   # the other two are freed
+    tg.cpu.empty_cache()
+    assert tg.cpu.cached_memory() == 0
+    tg.cpu.set_cache_limit(0)
+    y = x.exp()
+    assert _buffer(y) is None and out_like(x._data) is None
+    del y
+    assert tg.cpu.cached_memory() == 0
+
+
+def test_set_cache_limit_rejects_bad_values():
+    with pytest.raises(TypeError, match=r"set_cache_limit\(\): nbytes must be an int, got float"):
+        tg.cpu.set_cache_limit(1.5)
+    with pytest.raises(TypeError, match="got bool"):
+        tg.cpu.set_cache_limit(True)
+    with pytest.raises(ValueError, match=r"set_cache_limit\(\): nbytes must be >= 0, got -1"):
+        tg.cpu.set_cache_limit(-1)
+    limit = tg.cpu.cache_limit()
+    assert limit == ((1 << 28) if EXACT_REFCOUNTS else 0)    # (unchanged by the refusals)
+
+
+@pytest.mark.skipif(EXACT_REFCOUNTS, reason="this Python caches")
+def test_no_cache_where_reference_counts_differ():
+    assert tg.cpu.cache_limit() == 0
+    assert _buffer(tg.tensor(_big()).exp()) is None
+    with pytest.raises(RuntimeError, match="cannot cache results"):
+        tg.cpu.set_cache_limit(1 << 20)
+    tg.cpu.set_cache_limit(0)
