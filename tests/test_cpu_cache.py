@@ -2,13 +2,14 @@
 more reuses the buffer of a dead one). The cache changes no value, dtype, shape or stride; a
 buffer someone still holds is never handed out again."""
 import gc
+import threading
 
 import numpy as np
 import pytest
 
 import tapegrad as tg
 from tapegrad.autograd.graph import EXACT_REFCOUNTS, sole_holder
-from tapegrad.cpu import MIN_BYTES, out_like
+from tapegrad.cpu import MIN_BYTES, _free, out_like
 
 needs_cache = pytest.mark.skipif(not EXACT_REFCOUNTS,
                                  reason="results are cached on CPython 3.11-3.13 with the GIL")
@@ -202,3 +203,22 @@ def test_no_cache_where_reference_counts_differ():
     with pytest.raises(RuntimeError, match="cannot cache results"):
         tg.cpu.set_cache_limit(1 << 20)
     tg.cpu.set_cache_limit(0)
+
+
+@needs_cache
+def test_results_dying_in_threads_keep_the_count():
+    x = tg.tensor(_big())
+
+    def work():
+        for _ in range(40):
+            y = x.exp()
+            z = y.tanh() * 2.0
+            del y, z
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    idle = sum(b.nbytes for buffers in _free.values() for b in buffers)
+    assert 0 < idle == tg.cpu.cached_memory() <= tg.cpu.cache_limit()

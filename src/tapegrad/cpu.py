@@ -27,6 +27,7 @@ NumPy's order, as torch's follows its input's strides).
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 
 import numpy as np
@@ -44,6 +45,9 @@ _U8 = np.dtype(np.uint8)
 _free: dict[int, list[np.ndarray]] = {}     # size in bytes -> idle buffers of that size
 _live: dict[int, weakref.ref] = {}          # id -> weak reference to a result lent out
 _state = {"limit": (1 << 28) if EXACT_REFCOUNTS else 0, "idle": 0}
+# a result may die in any thread; reentrant, as a collection inside a held section (a list made)
+# may run a callback in the same thread
+_lock = threading.RLock()
 
 
 def is_available() -> bool:
@@ -68,8 +72,9 @@ def synchronize(device=None) -> None:
 def empty_cache() -> None:
     """Free the idle buffers of the cache now (memory the process may give back to the system).
     Results still alive are untouched and return to the cache when they die."""
-    _free.clear()
-    _state["idle"] = 0
+    with _lock:
+        _free.clear()
+        _state["idle"] = 0
 
 
 def cache_limit() -> int:
@@ -90,14 +95,15 @@ def set_cache_limit(nbytes: int) -> None:
     if nbytes and not EXACT_REFCOUNTS:
         raise RuntimeError("tapegrad.cpu.set_cache_limit(): this Python cannot cache results "
                            "(it needs CPython 3.11 to 3.13 with the GIL); only 0 is accepted")
-    _state["limit"] = nbytes
-    while _state["idle"] > nbytes:
-        size = next(iter(_free))
-        buffers = _free[size]
-        buffers.pop()
-        if not buffers:
-            del _free[size]
-        _state["idle"] -= size
+    with _lock:
+        _state["limit"] = nbytes
+        while _state["idle"] > nbytes:
+            size = next(iter(_free))
+            buffers = _free[size]
+            buffers.pop()
+            if not buffers:
+                del _free[size]
+            _state["idle"] -= size
 
 
 def cached_memory() -> int:
@@ -105,19 +111,21 @@ def cached_memory() -> int:
     return _state["idle"]
 
 
-def _reclaim(buffer_ref, ref, _live=_live, _free=_free, _state=_state, _count=sys.getrefcount):
+def _reclaim(buffer_ref, ref, _live=_live, _free=_free, _state=_state, _lock=_lock,
+             _count=sys.getrefcount):
     """A lent result died: keep its buffer when nothing else holds it and the limit allows.
     References to the buffer: the dying view's base (dropped after this callback), the local,
     getrefcount's argument. (The module's objects are bound as defaults: at interpreter exit
     results die after the module's globals are cleared.)"""
-    del _live[id(ref)]
+    _live.pop(id(ref), None)
     buf = buffer_ref()
     if buf is None or _count(buf) > 3:
         return
     size = buf.nbytes
-    if _state["idle"] + size <= _state["limit"]:
-        _state["idle"] += size
-        _free.setdefault(size, []).append(buf)
+    with _lock:
+        if _state["idle"] + size <= _state["limit"]:
+            _state["idle"] += size
+            _free.setdefault(size, []).append(buf)
 
 
 def out_like(a):
@@ -128,11 +136,12 @@ def out_like(a):
             not a.dtype.isnative:   # (NumPy's result would be in the native order)
         return None
     size = a.nbytes
-    buffers = _free.get(size)
-    if buffers:
-        buf = buffers.pop()
-        _state["idle"] -= size
-    else:
+    with _lock:
+        buffers = _free.get(size)
+        buf = buffers.pop() if buffers else None
+        if buf is not None:
+            _state["idle"] -= size
+    if buf is None:
         buf = np.empty(size, _U8)
     out = buf.view(a.dtype).reshape(a.shape)
     ref = weakref.ref(out, _reclaim.__get__(weakref.ref(buf)))
