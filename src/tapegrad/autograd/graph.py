@@ -78,14 +78,16 @@ def sole_holder(t, shape, dtype, holders: int) -> bool:
     arr = t._data
     # references to the array: t's slot, the local, getrefcount's argument. (The cheap tests
     # first: reading flags makes an object, and most callers' tensors are held elsewhere.)
-    if not (EXACT_REFCOUNTS and sys.getrefcount(t) <= holders and sys.getrefcount(arr) <= 3):
-        return False
-    base = arr.base
-    # references to a base: arr's, the local, getrefcount's argument
-    if base is not None and (type(base) is not np.ndarray or base.base is not None
-                             or sys.getrefcount(base) > 3):
-        return False
-    return arr.flags.writeable and (shape is None or (arr.shape == shape and arr.dtype == dtype))
+    return (EXACT_REFCOUNTS and sys.getrefcount(t) <= holders and sys.getrefcount(arr) <= 3
+            and ((base := arr.base) is None or _lone_base(base)) and arr.flags.writeable
+            and (shape is None or (arr.shape == shape and arr.dtype == dtype)))
+
+
+def _lone_base(base) -> bool:
+    """Whether ``base``, an array's ``.base``, is an array that owns its memory and that nothing
+    but that array holds. References: the array's, the caller's local, this parameter,
+    getrefcount's argument."""
+    return type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 4
 
 
 def user_stacklevel() -> int:
