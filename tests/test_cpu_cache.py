@@ -222,3 +222,56 @@ def test_results_dying_in_threads_keep_the_count():
         t.join()
     idle = sum(b.nbytes for buffers in _free.values() for b in buffers)
     assert 0 < idle == tg.cpu.cached_memory() <= tg.cpu.cache_limit()
+
+
+@needs_cache
+def test_lowering_the_limit_skips_a_size_whose_buffers_were_all_taken():
+    """out_like leaves an emptied size's list in the cache: set_cache_limit popped from it
+    (IndexError), leaving the limit set and the buffers held. (Found by a breaker.)"""
+    x = tg.tensor(_big())
+    x2 = tg.tensor(_big(shape=(1024, 512)))
+    y = x.exp()
+    del y
+    y = x.exp()     # the 1 MiB buffer taken back: its size's list is now empty
+    z = x2.exp()
+    del z
+    assert tg.cpu.cached_memory() == 2 * MIN_BYTES
+    tg.cpu.set_cache_limit(MIN_BYTES)
+    assert tg.cpu.cached_memory() == 0
+    del y
+    assert tg.cpu.cached_memory() == MIN_BYTES
+    tg.cpu.set_cache_limit(0)
+    assert tg.cpu.cached_memory() == 0 and tg.cpu.cache_limit() == 0
+
+
+def _shared_rows_backward(lib, from_numpy):
+    """x.grad through relu, where the gradient reaching relu is a writeable (512, 512) view
+    whose rows all are one 512-float buffer (stride 0) and whose base only it holds."""
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return from_numpy(np.ndarray((512, 512), np.float32, np.ones(512, np.float32), 0,
+                                         (0, 4)))
+    x = lib.linspace(-1, 1, 512 * 512).reshape(512, 512).requires_grad_()
+    F.apply(x.relu()).sum().backward()
+    return x.grad.numpy()
+
+
+def test_a_view_whose_elements_share_memory_is_not_written_in_place():
+    """relu's backward wrote into such a gradient, giving every row the last row's result.
+    (Found by a breaker.)"""
+    x = np.linspace(-1, 1, 512 * 512, dtype=np.float32).reshape(512, 512)
+    np.testing.assert_array_equal(_shared_rows_backward(tg, tg.from_numpy),
+                                  (x > 0).astype(np.float32))
+    t = tg.from_numpy(np.ndarray((4, 4), np.float32, np.ones(4, np.float32), 0, (0, 4)))
+    shared = sole_holder(t, None, None, 3)
+    assert not shared
+
+
+def test_a_view_whose_elements_share_memory_matches_torch(torch):
+    np.testing.assert_array_equal(_shared_rows_backward(tg, tg.from_numpy),
+                                  _shared_rows_backward(torch, torch.from_numpy))

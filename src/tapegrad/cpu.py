@@ -97,13 +97,14 @@ def set_cache_limit(nbytes: int) -> None:
                            "(it needs CPython 3.11 to 3.13 with the GIL); only 0 is accepted")
     with _lock:
         _state["limit"] = nbytes
-        while _state["idle"] > nbytes:
-            size = next(iter(_free))
+        # (out_like leaves a size's list in _free when it took the last buffer: an empty one)
+        for size in list(_free):
             buffers = _free[size]
-            buffers.pop()
+            while buffers and _state["idle"] > nbytes:
+                buffers.pop()
+                _state["idle"] -= size
             if not buffers:
                 del _free[size]
-            _state["idle"] -= size
 
 
 def cached_memory() -> int:

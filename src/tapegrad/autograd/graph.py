@@ -79,15 +79,20 @@ def sole_holder(t, shape, dtype, holders: int) -> bool:
     # references to the array: t's slot, the local, getrefcount's argument. (The cheap tests
     # first: reading flags makes an object, and most callers' tensors are held elsewhere.)
     return (EXACT_REFCOUNTS and sys.getrefcount(t) <= holders and sys.getrefcount(arr) <= 3
-            and ((base := arr.base) is None or _lone_base(base)) and arr.flags.writeable
+            and ((base := arr.base) is None or _lone_view(arr, base)) and arr.flags.writeable
             and (shape is None or (arr.shape == shape and arr.dtype == dtype)))
 
 
-def _lone_base(base) -> bool:
-    """Whether ``base``, an array's ``.base``, is an array that owns its memory and that nothing
-    but that array holds. References: the array's, the caller's local, this parameter,
-    getrefcount's argument."""
-    return type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 4
+def _lone_view(arr, base) -> bool:
+    """Whether view ``arr`` may be written as if it owned its memory: its ``base`` is an array
+    that owns its memory and that nothing but ``arr`` holds (references: arr's, the caller's
+    local, this parameter, getrefcount's argument), and ``arr`` is contiguous, so no two of its
+    elements share memory (a stride of 0: ``np.ndarray(buffer=...)`` in a custom backward, a
+    loaded expand), which an in-place write would mix up."""
+    if type(base) is not np.ndarray or base.base is not None or sys.getrefcount(base) > 4:
+        return False
+    flags = arr.flags
+    return flags.c_contiguous or flags.f_contiguous
 
 
 def user_stacklevel() -> int:
