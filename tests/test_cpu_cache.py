@@ -275,3 +275,17 @@ def test_a_view_whose_elements_share_memory_is_not_written_in_place():
 def test_a_view_whose_elements_share_memory_matches_torch(torch):
     np.testing.assert_array_equal(_shared_rows_backward(tg, tg.from_numpy),
                                   _shared_rows_backward(torch, torch.from_numpy))
+
+
+@needs_cache
+def test_relu_of_a_large_temporary_takes_a_cached_result():
+    """A temporary's relu writes over the temporary under 1 MiB (ReluOver), and from 1 MiB takes
+    a result from the cache (written over, the temporary's buffer lived until backward, and
+    W5's step faulted its memory in again: benchmarks/README.md)."""
+    from tapegrad.ops.pointwise import Relu, ReluOver
+    x = tg.tensor(_big(), requires_grad=True)
+    small = tg.nn.functional.relu(x[:256] * 2.0)     # 512 KiB
+    large = tg.nn.functional.relu(x * 2.0)
+    assert type(small.grad_fn)._forward_cls is ReluOver and _buffer(small) is None
+    assert type(large.grad_fn)._forward_cls is Relu and _buffer(large) is not None
+    np.testing.assert_array_equal(large.detach().numpy(), np.maximum(x.detach().numpy() * 2, 0))

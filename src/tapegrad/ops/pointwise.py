@@ -691,7 +691,7 @@ class Relu(ArrayFunction, name="ReluBackward0", saves_result=True):
 
 class ReluOver(Relu, name="ReluBackward0"):
     """Relu written over its input's array: the path of ``relu`` (the function, the method and
-    ``nn.functional.relu``) for a floating input that nothing but the call holds
+    ``nn.functional.relu``) for a floating input under 1 MiB that nothing but the call holds
     (``F.relu(F.linear(...))``: the product is a temporary, see :func:`relu_apply_for` and
     :func:`~tapegrad.autograd.graph.sole_holder`), as hand-written code updates its
     pre-activations in place. The same node, values and derivative as :class:`Relu`; no new
@@ -1120,15 +1120,19 @@ _OVER_MIN = 1024
 
 def relu_apply_for(input):
     """The apply a relu of ``input`` takes: :class:`ReluOver`'s, which writes over the input's
-    array, for a floating tensor of at least 1,024 elements that nothing but the relu call holds
-    (a temporary, as in ``relu(linear(x, w, b))``); else :class:`Relu`'s. For
+    array, for a floating tensor of 1,024 elements up to under 1 MiB (``tapegrad.cpu``'s
+    MIN_BYTES) that nothing but the relu call holds (a temporary, as in
+    ``relu(linear(x, w, b))``); else :class:`Relu`'s. From 1 MiB the result comes from the
+    cache of large buffers instead: written over, the input's buffer stayed alive until
+    backward, and the step's allocations then made glibc give memory back and fault it in again
+    (W5 in benchmarks/: 1,600 page faults a step against none, 0.79x the step's time). For
     ``tapegrad.relu``, ``Tensor.relu`` and ``nn.functional.relu``, each of which calls it with
     its parameter and calls the apply itself (so the apply finds its caller's caller, the user's
     line, without a walk)."""
     # references: the caller's parameter, this one, sole_holder's, getrefcount's argument.
     # (Below _OVER_MIN elements a new array costs no more than writing over, warm.)
-    if type(input) is Tensor and input._data.size >= _OVER_MIN and \
-            input._data.dtype in _FLOAT_DTYPES and sole_holder(input, None, None, 4):
+    if type(input) is Tensor and _OVER_MIN <= input._data.size and input._data.nbytes < _BIG \
+            and input._data.dtype in _FLOAT_DTYPES and sole_holder(input, None, None, 4):
         return _relu_over_apply
     return _relu_apply
 
