@@ -69,12 +69,12 @@ EXACT_REFCOUNTS = (sys.implementation.name == "cpython"
 
 def sole_holder(t, shape, dtype, holders: int) -> bool:
     """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
-    caller can see it: the array owns its memory (or is a view of an array that only it holds:
-    a result from :mod:`tapegrad.cpu`'s cache), is writeable, has ``shape`` and ``dtype`` (any,
-    when ``shape`` is None), is referenced by ``t`` alone, and ``t`` has at most ``holders``
-    references, the count the caller's own frames account for (including this function's
-    parameter and getrefcount's argument). The engine adds gradients into such a buffer; a plain
-    backward writes its result into one."""
+    caller can see it: the array owns its memory (or is a contiguous view of an array that only
+    it holds: a result from :mod:`tapegrad.cpu`'s cache, a reshaped product), is writeable, has
+    ``shape`` and ``dtype`` (any, when ``shape`` is None), is referenced by ``t`` alone, and
+    ``t`` has at most ``holders`` references, the count the caller's own frames account for
+    (including this function's parameter and getrefcount's argument). The engine adds gradients
+    into such a buffer; a plain backward writes its result into one."""
     arr = t._data
     # references to the array: t's slot, the local, getrefcount's argument. (The cheap tests
     # first: reading flags makes an object, and most callers' tensors are held elsewhere.)
