@@ -11,10 +11,12 @@ would overwrite its arrays in place, which tapegrad cannot do to a tensor the us
 still holds. PyTorch keeps such a cache for its GPUs (``torch.cuda.empty_cache``); its CPU
 allocator keeps none.
 
-How a buffer comes back: a cached result is a view of a ``uint8`` buffer that only that view
-holds (``result.base``). A weak reference to the view fires when the view dies, and its callback
-keeps the buffer if nothing else holds it (someone who took ``result.base``, or another view of
-it, keeps it from the cache and it is freed as usual). At most ``cache_limit()`` bytes
+How a buffer comes back: a cached result is a view of a ``uint8`` buffer (``result.base``) that
+the cache keeps a reference to while it is lent (``autograd.graph.LENT``). A weak reference to
+the view fires when the view dies, and its callback keeps the buffer if nothing else holds it
+(someone who took ``result.base``, or another view of it, keeps it from the cache and it is
+freed as usual). Whether NumPy still holds the dying view's base in that callback differs
+between its versions, so the count that means "nobody else" is measured once, at import. At most ``cache_limit()`` bytes
 (256 MiB unless set) wait idle; more are freed. Only CPython 3.11 to 3.13 with the GIL cache (the
 reference counts the check relies on, as the in-place paths of ``autograd.graph``); elsewhere
 every result comes from NumPy.
@@ -32,7 +34,7 @@ import weakref
 
 import numpy as np
 
-from .autograd.graph import EXACT_REFCOUNTS
+from .autograd.graph import EXACT_REFCOUNTS, LENT
 
 __all__ = ["cache_limit", "cached_memory", "current_device", "device_count", "empty_cache",
            "is_available", "set_cache_limit", "synchronize"]
@@ -43,7 +45,6 @@ cache's own work (about a microsecond) would show on them."""
 
 _U8 = np.dtype(np.uint8)
 _free: dict[int, list[np.ndarray]] = {}     # size in bytes -> idle buffers of that size
-_live: dict[int, weakref.ref] = {}          # id -> weak reference to a result lent out
 _state = {"limit": (1 << 28) if EXACT_REFCOUNTS else 0, "idle": 0}
 # a result may die in any thread; reentrant, as a collection inside a held section (a list made)
 # may run a callback in the same thread
@@ -112,15 +113,40 @@ def cached_memory() -> int:
     return _state["idle"]
 
 
-def _reclaim(buffer_ref, ref, _live=_live, _free=_free, _state=_state, _lock=_lock,
-             _count=sys.getrefcount):
+def _take_back(key, _lent=LENT, _count=sys.getrefcount):
+    """The buffer lent under ``key`` and its reference count here, out of the lent table (None
+    and 0 when it is not there)."""
+    entry = _lent.pop(key, None)
+    if entry is None:
+        return None, 0
+    buf = entry[0]
+    del entry
+    return buf, _count(buf)
+
+
+def _alone_count():
+    """The count :func:`_take_back` sees, in a weak reference's callback, for a buffer that
+    nothing else holds: 2 (the local, getrefcount's argument), or 3 where NumPy drops a dying
+    view's base only after the callbacks."""
+    seen = []
+    buf = np.empty(16, _U8)
+    view = buf.view(np.float32)
+    key = id(buf)
+    LENT[key] = (buf, weakref.ref(view, lambda ref: seen.append(_take_back(key)[1])))
+    del buf, view
+    return seen[0]
+
+
+_ALONE = _alone_count()
+
+
+def _reclaim(key, ref, _free=_free, _state=_state, _lock=_lock, _take_back=_take_back,
+             _alone=_ALONE):
     """A lent result died: keep its buffer when nothing else holds it and the limit allows.
-    References to the buffer: the dying view's base (dropped after this callback), the local,
-    getrefcount's argument. (The module's objects are bound as defaults: at interpreter exit
-    results die after the module's globals are cleared.)"""
-    _live.pop(id(ref), None)
-    buf = buffer_ref()
-    if buf is None or _count(buf) > 3:
+    (The module's objects are bound as defaults: at interpreter exit results die after the
+    module's globals are cleared.)"""
+    buf, count = _take_back(key)
+    if buf is None or count > _alone:
         return
     size = buf.nbytes
     with _lock:
@@ -145,8 +171,8 @@ def out_like(a):
     if buf is None:
         buf = np.empty(size, _U8)
     out = buf.view(a.dtype).reshape(a.shape)
-    ref = weakref.ref(out, _reclaim.__get__(weakref.ref(buf)))
-    _live[id(ref)] = ref
+    key = id(buf)
+    LENT[key] = (buf, weakref.ref(out, _reclaim.__get__(key)))
     return out
 
 

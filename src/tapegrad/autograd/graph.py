@@ -67,6 +67,11 @@ EXACT_REFCOUNTS = (sys.implementation.name == "cpython"
                    and getattr(sys, "_is_gil_enabled", lambda: True)())
 
 
+# buffers tapegrad.cpu's cache has lent out, by id: each holds one reference more to its buffer,
+# which the in-place tests below (and the engine's _owned) discount
+LENT: dict = {}
+
+
 def sole_holder(t, shape, dtype, holders: int) -> bool:
     """Whether tensor ``t``'s array may be overwritten in place because nothing outside the
     caller can see it: the array owns its memory (or is a contiguous view of an array that only
@@ -86,10 +91,12 @@ def sole_holder(t, shape, dtype, holders: int) -> bool:
 def _lone_view(arr, base) -> bool:
     """Whether view ``arr`` may be written as if it owned its memory: its ``base`` is an array
     that owns its memory and that nothing but ``arr`` holds (references: arr's, the caller's
-    local, this parameter, getrefcount's argument), and ``arr`` is contiguous, so no two of its
-    elements share memory (a stride of 0: ``np.ndarray(buffer=...)`` in a custom backward, a
-    loaded expand), which an in-place write would mix up."""
-    if type(base) is not np.ndarray or base.base is not None or sys.getrefcount(base) > 4:
+    local, this parameter, getrefcount's argument, and the cache's for a buffer it lent), and
+    ``arr`` is contiguous, so no two of its elements share memory (a stride of 0:
+    ``np.ndarray(buffer=...)`` in a custom backward, a loaded expand), which an in-place write
+    would mix up."""
+    if type(base) is not np.ndarray or base.base is not None or \
+            sys.getrefcount(base) > 4 + (id(base) in LENT):
         return False
     flags = arr.flags
     return flags.c_contiguous or flags.f_contiguous
