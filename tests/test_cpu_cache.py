@@ -93,8 +93,6 @@ def test_a_buffer_someone_holds_is_not_handed_out():
     expected = v.numpy().copy()
     x.tanh()
     np.testing.assert_array_equal(v.numpy(), expected)
-    del v
-    assert tg.cpu.cached_memory() == MIN_BYTES
 
 
 @needs_cache
