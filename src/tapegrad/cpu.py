@@ -159,10 +159,10 @@ def out_like(a):
     """An empty C-ordered array of ``a``'s shape and dtype for an op's result, from the cache, or
     None (the op lets NumPy allocate) when ``a`` is under ``MIN_BYTES``, not C-contiguous, or the
     cache is off."""
-    if a.nbytes < MIN_BYTES or not _state["limit"] or not a.flags.c_contiguous or \
+    size = a.nbytes
+    if size < MIN_BYTES or not _state["limit"] or not a.flags.c_contiguous or \
             not a.dtype.isnative:   # (NumPy's result would be in the native order)
         return None
-    size = a.nbytes
     with _lock:
         buffers = _free.get(size)
         buf = buffers.pop() if buffers else None
