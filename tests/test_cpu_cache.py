@@ -104,6 +104,15 @@ def test_a_buffer_someone_holds_is_not_handed_out():
     ("neg", lambda a, b: -a), ("exp", lambda a, b: a.exp()), ("log", lambda a, b: a.abs().log()),
     ("tanh", lambda a, b: a.tanh()), ("sigmoid", lambda a, b: a.sigmoid()),
     ("relu", lambda a, b: a.relu()),
+    ("sqrt", lambda a, b: a.abs().sqrt()), ("rsqrt", lambda a, b: a.abs().rsqrt()),
+    ("abs", lambda a, b: a.abs()), ("sin", lambda a, b: a.sin()), ("cos", lambda a, b: a.cos()),
+    ("tan", lambda a, b: a.tan()), ("asinh", lambda a, b: a.asinh()),
+    ("log2", lambda a, b: a.abs().log2()), ("reciprocal", lambda a, b: a.reciprocal()),
+    ("pow", lambda a, b: a ** 3), ("square", lambda a, b: a.square()),
+    ("log1p", lambda a, b: a.abs().log1p()), ("expm1", lambda a, b: a.expm1()),
+    ("clamp", lambda a, b: a.clamp(-0.5, 0.5)), ("clamp max", lambda a, b: a.clamp(max=0.5)),
+    ("maximum", lambda a, b: tg.maximum(a, b)), ("minimum", lambda a, b: tg.minimum(a, b)),
+    ("sign", lambda a, b: a.sign()),
 ])
 def test_covered_ops_use_the_cache(name, fn):
     a, b = tg.tensor(_big(1)), tg.tensor(_big(2))
@@ -136,6 +145,73 @@ def test_values_and_gradients_match_torch(torch, dtype):
     for mine, off, ref in zip(ours, plain, theirs):
         np.testing.assert_array_equal(mine, off)
         np.testing.assert_allclose(mine, ref, rtol=tol, atol=tol)
+
+
+# (name, function, whether x must be positive): the ops the cache covers beyond W4's, each with
+# the ops of its backward
+MORE_OPS = [
+    ("sqrt", lambda lib, x, y: x.sqrt(), True), ("rsqrt", lambda lib, x, y: x.rsqrt(), True),
+    ("abs", lambda lib, x, y: x.abs(), False), ("sin", lambda lib, x, y: x.sin(), False),
+    ("cos", lambda lib, x, y: x.cos(), False), ("tan", lambda lib, x, y: x.tan(), False),
+    ("atan", lambda lib, x, y: x.atan(), False), ("log10", lambda lib, x, y: x.log10(), True),
+    ("reciprocal", lambda lib, x, y: x.reciprocal(), True),
+    ("pow", lambda lib, x, y: x ** 3, False), ("pow float", lambda lib, x, y: x ** 1.5, True),
+    ("log1p", lambda lib, x, y: x.log1p(), True), ("expm1", lambda lib, x, y: x.expm1(), False),
+    ("clamp", lambda lib, x, y: x.clamp(-0.5, 0.5), False),
+    ("clamp min", lambda lib, x, y: x.clamp(min=-0.5), False),
+    ("clamp max", lambda lib, x, y: x.clamp(max=0.5), False),
+    ("maximum", lambda lib, x, y: lib.maximum(x, y), False),
+    ("minimum", lambda lib, x, y: lib.minimum(x, y), False),
+    ("maximum 0-d", lambda lib, x, y: lib.maximum(x, y[0, 0]), False),
+    ("sign", lambda lib, x, y: x.sign() * x, False),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, fn, positive", MORE_OPS, ids=[m[0] for m in MORE_OPS])
+def test_more_ops_values_gradients_and_strides_match_torch(torch, name, fn, positive, dtype):
+    """Each op the cache covers beyond W4's: a C-ordered input (cached result) and a transposed
+    one (NumPy's own, in the input's order), through backward and a second derivative: the
+    values bit for bit as with the cache off, torch's within rounding, and torch's strides."""
+    xn, yn = _big(5, dtype), _big(6, dtype)
+    if positive:
+        xn = np.abs(xn) + 0.25
+
+    def run(lib, transposed):
+        # (both transposed: tapegrad gives a binary op of mixed layouts C order, unlike torch)
+        x = lib.tensor(xn.T.copy() if transposed else xn, requires_grad=True)
+        y = lib.tensor(yn.T.copy() if transposed else yn, requires_grad=True)
+        out = fn(lib, x.t(), y.t()) if transposed else fn(lib, x, y)
+        g, = lib.autograd.grad((out * out).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        grad_y = None if y.grad is None else y.grad.numpy()
+        return (out.stride(), out.detach().numpy(), g.detach().numpy(), x.grad.numpy(), grad_y)
+
+    for transposed in (False, True):
+        ours = run(tg, transposed)
+        tg.cpu.set_cache_limit(0)
+        plain = run(tg, transposed)
+        tg.cpu.set_cache_limit(256 << 20)
+        theirs = run(torch, transposed)
+        assert ours[0] == plain[0] == theirs[0], (name, transposed)
+        tol = 2e-5 if dtype == np.float32 else 1e-12
+        for mine, off, ref in zip(ours[1:], plain[1:], theirs[1:]):
+            assert (mine is None) == (off is None) == (ref is None), name
+            if mine is not None:
+                np.testing.assert_array_equal(mine, off)
+                np.testing.assert_allclose(mine, ref, rtol=tol, atol=tol)
+
+
+def test_clamp_of_an_integer_tensor_by_float_bounds_matches_torch(torch):
+    """Clamp writes its upper bound into the lower bound's result, or into x's promoted copy
+    (an integer x with a float bound), never into x itself."""
+    xn = np.arange(-(1 << 18), 1 << 18, dtype=np.int32).reshape(512, 1024)
+    for kw in ({"min": -3.5, "max": 2.5}, {"max": 2.5}, {"min": -3.5}, {"max": 7}):
+        x, xt = tg.tensor(xn), torch.tensor(xn)
+        got, want = x.clamp(**kw), xt.clamp(**kw)
+        assert got.dtype.__repr__() == repr(want.dtype).replace("torch", "tapegrad"), kw
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        np.testing.assert_array_equal(x.numpy(), xn)    # x unchanged
 
 
 @needs_cache

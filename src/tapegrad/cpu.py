@@ -23,8 +23,13 @@ result comes from NumPy.
 
 Which results: the arithmetic ``+ - * /`` of two tensors of one shape and dtype or of a tensor and
 a number, ``neg``, ``exp``, ``log``, ``tanh``, ``sigmoid``, ``relu`` and the gradients of tanh and
-sigmoid, each when its input is C-contiguous (a result in another layout comes from NumPy, in
-NumPy's order, as torch's follows its input's strides).
+sigmoid; ``sqrt``, ``rsqrt``, ``reciprocal``, ``abs`` (of a real tensor), ``sign``, ``pow`` and
+``square`` by a number, ``log1p``, ``expm1``, ``sin``, ``cos``, ``tan`` and the other inverse and
+hyperbolic functions, ``log2``, ``log10``, ``clamp`` by numbers, and ``maximum`` and ``minimum``
+of two tensors of one shape (or of a 0-d one). Each when its input is C-contiguous (a result in
+another layout comes from NumPy, in NumPy's order, as torch's follows its input's strides). Other
+ops, such as ``where`` and ``masked_fill``, and the masks of comparisons, take their memory from
+NumPy.
 """
 from __future__ import annotations
 

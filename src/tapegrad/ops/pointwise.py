@@ -321,7 +321,8 @@ class Reciprocal(ArrayFunction, name="ReciprocalBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
-        return np.reciprocal(to_float(x))
+        x = to_float(x)
+        return np.reciprocal(x, out=out_like(x)) if x.nbytes >= _BIG else np.reciprocal(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -343,7 +344,8 @@ class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
         x, e2 = promote(x, e)
         if x.dtype.kind in "iu" and isinstance(e, (int, np.integer)) and e < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return np.power(x, e2)
+        # (x has the result's dtype now)
+        return np.power(x, e2, out=out_like(x)) if x.nbytes >= _BIG else np.power(x, e2)
 
     @staticmethod
     def backward(ctx, g):
@@ -466,8 +468,9 @@ class Sqrt(ArrayFunction, name="SqrtBackward0", saves_result=True):
 
     @staticmethod
     def forward(ctx, x):
+        x = to_float(x)
         with np.errstate(invalid="ignore"):
-            return np.sqrt(to_float(x))
+            return np.sqrt(x, out=out_like(x)) if x.nbytes >= _BIG else np.sqrt(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -491,6 +494,8 @@ class Abs(ArrayFunction, name="AbsBackward0"):
     def forward(ctx, x):
         no_bool(x, "abs_cpu", "abs")
         ctx.save_for_backward(x)
+        if x.nbytes >= _BIG and x.dtype.kind != "c":    # (|complex| is real)
+            return np.abs(x, out=out_like(x))
         return np.abs(x)
 
     @staticmethod
@@ -506,7 +511,8 @@ class Sin(ArrayFunction, name="SinBackward0"):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.sin(to_float(x))
+        x = to_float(x)
+        return np.sin(x, out=out_like(x)) if x.nbytes >= _BIG else np.sin(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -520,7 +526,8 @@ class Cos(ArrayFunction, name="CosBackward0"):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.cos(to_float(x))
+        x = to_float(x)
+        return np.cos(x, out=out_like(x)) if x.nbytes >= _BIG else np.cos(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -767,10 +774,16 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
         y = x
         if lo is not None:
             x2, lo = promote(x, lo)
-            y = np.asarray(np.maximum(lo, x2))     # (0-d: NumPy's scalar back to an array)
+            y = np.maximum(lo, x2, out=out_like(x2)) if x2.nbytes >= _BIG else \
+                np.asarray(np.maximum(lo, x2))     # (0-d: NumPy's scalar back to an array)
         if hi is not None:
             y2, hi = promote(y, hi)
-            y = np.minimum(hi, y2)
+            # into the lower bound's result (or a promoted copy of x), which only this op holds
+            if y2 is not x:
+                y = np.minimum(hi, y2, out=y2)
+            else:
+                y = np.minimum(hi, y2, out=out_like(y2)) if y2.nbytes >= _BIG else \
+                    np.minimum(hi, y2)
         return y if y is not x else x.copy()
 
     @staticmethod
@@ -851,7 +864,8 @@ class Maximum(ArrayFunction, name="MaximumBackward0"):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.maximum(*promote(a, b))
+        a, b = promote(a, b)
+        return np.maximum(a, b, out=out_like2(a, b)) if a.nbytes >= _BIG else np.maximum(a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -864,7 +878,8 @@ class Minimum(ArrayFunction, name="MinimumBackward0"):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.minimum(*promote(a, b))
+        a, b = promote(a, b)
+        return np.minimum(a, b, out=out_like2(a, b)) if a.nbytes >= _BIG else np.minimum(a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -929,7 +944,8 @@ class Sign(ArrayFunction, name="SignBackward0"):
     @staticmethod
     def forward(ctx, x):
         if x.dtype.kind == "f":
-            return np.subtract(x > 0, x < 0, dtype=x.dtype)
+            return np.subtract(x > 0, x < 0, dtype=x.dtype,
+                               out=out_like(x) if x.nbytes >= _BIG else None)
         if x.dtype == _BOOL:    # (NumPy has no bool sign; torch gives the values back)
             return x.copy()
         return np.sign(x)
@@ -1419,7 +1435,7 @@ class Log1p(ArrayFunction, name="Log1PBackward0"):
         with np.errstate(divide="ignore", invalid="ignore"):
             if x.dtype is _HALF:    # NumPy's half log1p rounds differently: float32, as torch
                 return np.log1p(x.astype(_F32)).astype(_HALF)
-            return np.log1p(x)
+            return np.log1p(x, out=out_like(x)) if x.nbytes >= _BIG else np.log1p(x)
 
     @staticmethod
     def backward(ctx, g):
@@ -1432,7 +1448,8 @@ class Expm1(ArrayFunction, name="Expm1Backward0"):
 
     @staticmethod
     def forward(ctx, x):
-        y = np.expm1(to_float(x))
+        x = to_float(x)
+        y = np.expm1(x, out=out_like(x)) if x.nbytes >= _BIG else np.expm1(x)
         ctx.save_for_backward(y)
         return y
 
@@ -1452,7 +1469,8 @@ class Rsqrt(ArrayFunction, name="RsqrtBackward0"):
             if x.dtype is _HALF:    # one rounding, from float32, as torch
                 y = np.reciprocal(np.sqrt(x.astype(_F32))).astype(_HALF)
             else:
-                y = np.reciprocal(np.sqrt(x))
+                y = np.sqrt(x, out=out_like(x)) if x.nbytes >= _BIG else np.sqrt(x)
+                y = np.reciprocal(y, out=y) if type(y) is _nd else np.reciprocal(y)  # (0-d: scalar)
         ctx.save_for_backward(y)
         return y
 
@@ -1607,8 +1625,9 @@ class _Quiet(ArrayFunction):
 
     @classmethod
     def _eval(cls, x):
+        x = to_float(x)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return cls._ufunc(to_float(x))
+            return cls._ufunc(x, out=out_like(x)) if x.nbytes >= _BIG else cls._ufunc(x)
 
 
 class Tan(_Quiet, name="TanBackward0", saves_result=True):
