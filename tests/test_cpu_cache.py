@@ -363,3 +363,47 @@ def test_relu_of_a_large_temporary_takes_a_cached_result():
     assert type(small.grad_fn)._forward_cls is ReluOver and _buffer(small) is None
     assert type(large.grad_fn)._forward_cls is Relu and _buffer(large) is not None
     np.testing.assert_array_equal(large.detach().numpy(), np.maximum(x.detach().numpy() * 2, 0))
+
+
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize("n", [8, 1024])
+def test_bool_pow_bool_matches_torch(torch, n, cache):
+    """bool ** bool is bool, as torch's (NumPy computes it in int8). With the cache on, a 1 MiB
+    bool tensor raised NumPy's casting error instead. (Found by a breaker.)"""
+    if not cache:
+        tg.cpu.set_cache_limit(0)
+    xn = np.arange(n * n).reshape(n, n) % 3 == 0
+    for e in (True, False):
+        got, want = tg.tensor(xn).pow(e), torch.tensor(xn).pow(e)
+        assert str(got.dtype) == str(want.dtype).replace("torch", "tapegrad") == "tapegrad.bool"
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize("n", [8, 1024])
+def test_clamp_by_numpy_scalars_matches_torch(torch, n, cache):
+    """A NumPy scalar bound counts as the Python number it holds, as in torch: float32 stays
+    float32 under np.float64(0.1), int8 under np.int64(3), and np.int64(300) is refused for int8.
+    The result's dtype had followed the scalar's (and, with the cache, the input's size).
+    (Found by a breaker.)"""
+    if not cache:
+        tg.cpu.set_cache_limit(0)
+    x, xt = tg.ones(n, n), torch.ones(n, n)
+    i8, i8t = tg.ones(n, n, dtype=tg.int8), torch.ones(n, n, dtype=torch.int8)
+    h, ht = tg.ones(n, n, dtype=tg.float16), torch.ones(n, n, dtype=torch.float16)
+    pairs = [(x.clamp(min=np.float64(0.1), max=np.float64(0.5)),
+              xt.clamp(min=np.float64(0.1), max=np.float64(0.5))),
+             (i8.clamp_min(np.int64(3)), i8t.clamp_min(np.int64(3))),
+             (i8.clamp_max(np.int64(-3)), i8t.clamp_max(np.int64(-3))),
+             (h.clamp(np.float32(0.5)), ht.clamp(np.float32(0.5))),
+             (x.clamp(np.bool_(True)), xt.clamp(np.bool_(True)))]
+    for got, want in pairs:
+        assert str(got.dtype) == str(want.dtype).replace("torch", "tapegrad")
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match="int8"):
+        i8.clamp(np.int64(300))
+    with pytest.raises(RuntimeError, match="int8_t"):
+        i8t.clamp(np.int64(300))
+    y = tg.ones(n, n)
+    y.clamp_(np.float64(0.25), np.float64(0.5))
+    assert y.dtype == tg.float32 and y[0, 0].item() == 0.5

@@ -344,6 +344,8 @@ class PowScalar(ArrayFunction, name="PowBackward0", scalar_edges=1):
         x, e2 = promote(x, e)
         if x.dtype.kind in "iu" and isinstance(e, (int, np.integer)) and e < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if x.dtype.kind == "b":     # bool ** bool: NumPy has no bool power (it gives int8)
+            return np.power(x, e2).astype(_BOOL)
         # (x has the result's dtype now)
         return np.power(x, e2, out=out_like(x)) if x.nbytes >= _BIG else np.power(x, e2)
 
@@ -766,6 +768,12 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
 
     @staticmethod
     def forward(ctx, x, lo, hi):
+        # a NumPy scalar bound as the Python number torch reads from it: np.float64(0.1) keeps a
+        # float32 x float32, and np.int64(300) is refused for int8, as 300 is
+        if isinstance(lo, np.generic):
+            lo = coerce_operand(lo)
+        if isinstance(hi, np.generic):
+            hi = coerce_operand(hi)
         _check_bounds(x, lo, hi)
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
