@@ -10,7 +10,7 @@
    the factories' out=, .grad's version counts (accumulation in place, copies, the engine's
    buffer), calling a node by hand, next_functions of number ** x and clamp, a custom Function
    dirtying a view, backward(inputs=) on a non-leaf, .grad that cannot be added to in place,
-   Python ints beyond 64 bits.
+   Python ints beyond 64 bits, a bool tensor clamped by numbers, maximum/minimum given a number.
 
 Each has a tapegrad-only check of the right value or exception, and a comparison with torch
 (the ``torch`` fixture skips cleanly without it).
@@ -1025,3 +1025,49 @@ def test_in_place_on_a_view_of_a_leaf_that_is_a_view_raises_as_torch(case):
     assert _write_into_a_view_of_a_leaf_made_of_a_view(tg, LEAF_VIEW_WRITES[case]) == expected
     torch = pytest.importorskip("torch")
     assert _write_into_a_view_of_a_leaf_made_of_a_view(torch, LEAF_VIEW_WRITES[case]) == expected
+
+
+_BOOL_CLAMPS = [
+    ("clamp_min_scalar_cpu", lambda L, b: b.clamp(True)),
+    ("clamp_max_scalar_cpu", lambda L, b: b.clamp(max=True)),
+    ("clamp_scalar_cpu", lambda L, b: b.clamp(False, True)),
+    ("clamp_min_scalar_cpu", lambda L, b: L.clamp_min(b, True)),
+    ("clamp_scalar_cpu", lambda L, b: b.clamp_(False, True)),
+]
+
+
+@pytest.mark.parametrize("kernel, fn", _BOOL_CLAMPS)
+def test_clamp_of_a_bool_tensor_by_numbers_is_refused(kernel, fn):
+    """torch has no bool clamp by numbers (by tensors it has one); tapegrad returned the values.
+    The message names torch's kernel, and an in-place clamp leaves the tensor as it was."""
+    b = tg.tensor([True, False, True])
+    with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for .Bool.*clamp'):
+        fn(tg, b)
+    assert b.tolist() == [True, False, True] and b._version == 0
+    assert b.clamp(tg.tensor(False), tg.tensor(True)).tolist() == [True, False, True]
+
+
+@pytest.mark.parametrize("kernel, fn", _BOOL_CLAMPS)
+def test_clamp_of_a_bool_tensor_by_numbers_is_refused_as_in_torch(torch, kernel, fn):
+    with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for .Bool'):
+        fn(torch, torch.tensor([True, False, True]))
+
+
+@pytest.mark.parametrize("name, other, fix", [
+    ("maximum", 0.5, "clamp_min(input, 0.5)"), ("minimum", 2, "clamp_max(input, 2)"),
+    ("maximum", np.ones(3), "as_tensor"), ("minimum", [1.0, 2.0, 3.0], "as_tensor"),
+])
+def test_maximum_and_minimum_take_two_tensors(name, other, fix):
+    """torch's maximum/minimum take no number; tapegrad took one. TypeError with torch's words,
+    then the call that does the job."""
+    x = tg.ones(3)
+    for call in (lambda: getattr(tg, name)(x, other), lambda: getattr(x, name)(other)):
+        with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'other' must be Tensor") as e:
+            call()
+        assert fix in str(e.value)
+
+
+@pytest.mark.parametrize("name, other", [("maximum", 0.5), ("minimum", 2), ("maximum", np.ones(3))])
+def test_maximum_and_minimum_take_two_tensors_as_in_torch(torch, name, other):
+    with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'other' .*must be Tensor"):
+        getattr(torch, name)(torch.ones(3), other)

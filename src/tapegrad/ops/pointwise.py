@@ -774,6 +774,8 @@ class Clamp(ArrayFunction, name="ClampBackward1"):
             lo = coerce_operand(lo)
         if isinstance(hi, np.generic):
             hi = coerce_operand(hi)
+        no_bool(x, "clamp_scalar_cpu" if lo is not None and hi is not None else
+                "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu", "clamp")
         _check_bounds(x, lo, hi)
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
@@ -1206,16 +1208,29 @@ def clamp_max(input, max):  # noqa: A002
     return ClampMax.apply(input, None, max)
 
 
+def _two_tensors(other, name, bound):
+    """TypeError, as torch's, for a ``maximum``/``minimum`` operand that is not a Tensor (torch
+    takes no number there), with the call that takes one."""
+    if not isinstance(other, Tensor):
+        fix = f"for a number use {bound}(input, {other!r})" if isinstance(other, (int, float)) \
+            else "make it one first, e.g. tapegrad.as_tensor(other)"
+        raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type(other).__name__} "
+                        f"({name} takes two tensors: {fix})")
+    return other
+
+
 @op("maximum")
 def maximum(input, other):
-    """Elementwise maximum of two tensors; gradient split evenly on ties."""
-    return Maximum.apply(input, check_operand(other, "maximum"))
+    """Elementwise maximum of two tensors (broadcast); gradient split evenly on ties. TypeError
+    for an ``other`` that is not a Tensor, as torch (``clamp_min`` takes a number)."""
+    return Maximum.apply(input, _two_tensors(other, "maximum", "clamp_min"))
 
 
 @op("minimum")
 def minimum(input, other):
-    """Elementwise minimum of two tensors; gradient split evenly on ties."""
-    return Minimum.apply(input, check_operand(other, "minimum"))
+    """Elementwise minimum of two tensors (broadcast); gradient split evenly on ties. TypeError
+    for an ``other`` that is not a Tensor, as torch (``clamp_max`` takes a number)."""
+    return Minimum.apply(input, _two_tensors(other, "minimum", "clamp_max"))
 
 
 @op("where", method=False)
