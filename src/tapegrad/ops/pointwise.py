@@ -1178,7 +1178,9 @@ def clamp(input, min=None, max=None):  # noqa: A002
     is (a -0.0 input stays -0.0). Gradient passes where min <= input <= max (inclusive, as torch's
     clamp_backward). Raises RuntimeError when both bounds are None, or when a number bound is
     finite but beyond what input's float dtype holds (1e39 for float32; torch refuses it too),
-    and OverflowError for an int bound beyond int64."""
+    OverflowError for an int bound beyond int64, and NotImplementedError for a bool input with a
+    number bound (torch's clamp_scalar_cpu has no bool kernel). A NumPy scalar bound counts as
+    the Python number it holds, as in torch (``np.float64(0.1)`` keeps a float32 input float32)."""
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
